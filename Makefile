@@ -1,0 +1,113 @@
+# statbisect build.  `make` builds the programs, `make check` runs every test
+# with real parts (PostgreSQL, git, HTTP, SMTP), `make run` / `make demo` start
+# the service locally.  Every lib/*.c goes into one static library that the
+# programs and the unit tests link; each tests/unit/test_*.c is one cmocka
+# program.
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+PKGS    := libmicrohttpd libgit2 gsl libpq jansson libcurl
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Ilib \
+             $(PKG_CFLAGS) $(CFLAGS)
+LDLIBS  = $(PKG_LIBS) -lpthread -lm
+
+BUILD   := build
+LIB_SRC := $(wildcard lib/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIBSB   := $(BUILD)/libstatbisect.a
+
+SERVER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard server/*.c))
+WORKER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard worker/*.c))
+SIM_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/sim/*.c))
+BENCH_SRC  := $(wildcard bench/bench_*.c)
+BENCHES    := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+UNIT_TESTS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# Unit tests of worker modules link the worker objects except main.
+WORKER_LIB_OBJ := $(filter-out $(BUILD)/worker/main.o,$(WORKER_OBJ))
+SERVER_LIB_OBJ := $(filter-out $(BUILD)/server/main.o,$(SERVER_OBJ))
+
+PROGRAMS := bin/statbisect-server bin/statbisect-worker bin/statbisect-sim
+
+.PHONY: all check unit integration contract run demo deps clean bench \
+        check-asan format
+
+all: $(PROGRAMS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBSB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+bin/statbisect-server: $(SERVER_OBJ) $(LIBSB)
+	@mkdir -p bin
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bin/statbisect-worker: $(WORKER_OBJ) $(LIBSB)
+	@mkdir -p bin
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bin/statbisect-sim: $(SIM_OBJ) $(LIBSB)
+	@mkdir -p bin
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(WORKER_LIB_OBJ) \
+                       $(SERVER_LIB_OBJ) $(LIBSB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LDLIBS)
+
+$(BUILD)/bench/bench_%: $(BUILD)/bench/bench_%.o $(LIBSB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+deps:
+	bash scripts/install-deps
+
+unit: $(UNIT_TESTS)
+	bash scripts/run-unit $(UNIT_TESTS)
+
+integration: all
+	/usr/bin/python3 tests/integration/run.py
+
+# The shared acceptance check lives beside the checkout when it is there.
+contract: all
+	@if [ -f ../shared/contract-check.py ]; then \
+	    /usr/bin/python3 ../shared/contract-check.py; \
+	else echo "contract: ../shared/contract-check.py not present, skipped"; fi
+
+check: deps
+	$(MAKE) all $(UNIT_TESTS)
+	bash scripts/run-unit $(UNIT_TESTS)
+	/usr/bin/python3 tests/integration/run.py
+	$(MAKE) contract
+
+check-asan:
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	    build-asan/tests/dummy 2>/dev/null || true
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" unit
+
+bench: $(BENCHES)
+	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+run: deps all
+	bash scripts/run
+
+demo: deps all
+	bash scripts/demo
+
+format:
+	clang-format -i lib/*.[ch] server/*.[ch] worker/*.[ch]
+
+clean:
+	rm -rf build build-asan bin
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

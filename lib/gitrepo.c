@@ -1,0 +1,317 @@
+#include "gitrepo.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void set_errorf(char **err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void set_errorf(char **err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return;
+	free(*err);
+	*err = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(err, fmt, ap) < 0)
+		*err = NULL;
+	va_end(ap);
+}
+
+void gitrepo_set_error(char **err, const char *what)
+{
+	const git_error *e = git_error_last();
+
+	set_errorf(err, "%s: %s", what,
+		   e != NULL && e->message != NULL ? e->message : "unknown error");
+}
+
+int gitrepo_global_init(void)
+{
+	return git_libgit2_init() < 0 ? -1 : 0;
+}
+
+/* A fresh bare mirror's HEAD names refs/heads/master; point it at the branch
+ * the source actually has so that "HEAD" resolves. */
+static void fix_head(git_repository *repo)
+{
+	static const char *const candidates[] = {"refs/heads/main",
+						 "refs/heads/master"};
+	git_reference *ref = NULL;
+	size_t i;
+
+	if (git_repository_head_unborn(repo) != 1)
+		return;
+	for (i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		if (git_reference_lookup(&ref, repo, candidates[i]) == 0) {
+			git_reference_free(ref);
+			git_repository_set_head(repo, candidates[i]);
+			return;
+		}
+	}
+}
+
+int gitrepo_open(git_repository **out, const char *path, char **err)
+{
+	if (git_repository_open_bare(out, path) < 0) {
+		gitrepo_set_error(err, "cannot open mirror");
+		return -1;
+	}
+	return 0;
+}
+
+int gitrepo_mirror(git_repository **out, const char *path, const char *url,
+		   char **err)
+{
+	git_fetch_options fetch_opts;
+	git_repository *repo = NULL;
+	git_remote *remote = NULL;
+	struct stat st;
+	int error = -1;
+
+	if (stat(path, &st) == 0) {
+		if (git_repository_open_bare(&repo, path) < 0 ||
+		    git_remote_lookup(&remote, repo, "origin") < 0) {
+			gitrepo_set_error(err, "cannot open mirror");
+			goto out;
+		}
+		if (git_remote_set_url(repo, "origin", url) < 0) {
+			gitrepo_set_error(err, "cannot set mirror url");
+			goto out;
+		}
+		git_remote_free(remote);
+		remote = NULL;
+		if (git_remote_lookup(&remote, repo, "origin") < 0) {
+			gitrepo_set_error(err, "cannot open mirror");
+			goto out;
+		}
+	} else {
+		if (git_repository_init(&repo, path, 1) < 0) {
+			gitrepo_set_error(err, "cannot create mirror");
+			goto out;
+		}
+		if (git_remote_create_with_fetchspec(&remote, repo, "origin",
+						     url, "+refs/*:refs/*") <
+		    0) {
+			gitrepo_set_error(err, "cannot add remote");
+			goto out;
+		}
+	}
+	git_fetch_options_init(&fetch_opts, GIT_FETCH_OPTIONS_VERSION);
+	fetch_opts.prune = GIT_FETCH_PRUNE;
+	fetch_opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
+	if (git_remote_fetch(remote, NULL, &fetch_opts, NULL) < 0) {
+		gitrepo_set_error(err, "cannot fetch repository");
+		goto out;
+	}
+	fix_head(repo);
+	*out = repo;
+	repo = NULL;
+	error = 0;
+out:
+	git_remote_free(remote);
+	git_repository_free(repo);
+	return error;
+}
+
+int gitrepo_resolve(git_oid *out, git_repository *repo, const char *rev,
+		    const char *repo_name, char **err)
+{
+	git_object *obj = NULL;
+	git_object *commit = NULL;
+	int error = -1;
+
+	if (rev == NULL || rev[0] == '\0' || rev[0] == '-' ||
+	    strlen(rev) > 255) {
+		set_errorf(err, "revision '%s' is not valid",
+			   rev != NULL ? rev : "");
+		return -1;
+	}
+	if (git_revparse_single(&obj, repo, rev) < 0) {
+		set_errorf(err, "revision '%s' not found in repository '%s'",
+			   rev, repo_name);
+		goto out;
+	}
+	if (git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) < 0) {
+		set_errorf(err, "revision '%s' of repository '%s' is not a commit",
+			   rev, repo_name);
+		goto out;
+	}
+	git_oid_cpy(out, git_object_id(commit));
+	error = 0;
+out:
+	git_object_free(commit);
+	git_object_free(obj);
+	return error;
+}
+
+static int commit_describe(struct gitrepo_commit *out, git_repository *repo,
+			   const git_oid *oid)
+{
+	git_commit *commit = NULL;
+	const git_signature *author;
+	const char *summary;
+
+	if (git_commit_lookup(&commit, repo, oid) < 0)
+		return -1;
+	git_oid_tostr(out->sha, sizeof(out->sha), oid);
+	summary = git_commit_summary(commit);
+	author = git_commit_author(commit);
+	out->subject = strdup(summary != NULL ? summary : "");
+	out->author_name = strdup(author->name != NULL ? author->name : "");
+	out->author_email = strdup(author->email != NULL ? author->email : "");
+	git_commit_free(commit);
+	if (out->subject == NULL || out->author_name == NULL ||
+	    out->author_email == NULL)
+		return -1;
+	return 0;
+}
+
+void gitrepo_commits_free(struct gitrepo_commit *commits, size_t count)
+{
+	size_t i;
+
+	if (commits == NULL)
+		return;
+	for (i = 0; i < count; i++) {
+		free(commits[i].subject);
+		free(commits[i].author_name);
+		free(commits[i].author_email);
+	}
+	free(commits);
+}
+
+int gitrepo_range(struct gitrepo_commit **out, size_t *count,
+		  git_repository *repo, const git_oid *good, const git_oid *bad,
+		  size_t limit, char **err)
+{
+	struct gitrepo_commit *commits = NULL;
+	git_revwalk *walk = NULL;
+	git_oid *oids = NULL;
+	size_t n = 0, cap = 0, i;
+	git_oid oid;
+	int error = -1, rc;
+
+	if (git_oid_equal(good, bad)) {
+		set_errorf(err, "good and bad are the same commit");
+		return -1;
+	}
+	rc = git_graph_descendant_of(repo, bad, good);
+	if (rc < 0) {
+		gitrepo_set_error(err, "cannot compare history");
+		return -1;
+	}
+	if (rc == 0) {
+		char g[GITREPO_SHA_LEN + 1], b[GITREPO_SHA_LEN + 1];
+
+		git_oid_tostr(g, sizeof(g), good);
+		git_oid_tostr(b, sizeof(b), bad);
+		set_errorf(err,
+			   "good %.12s is not an ancestor of bad %.12s: "
+			   "the range must go from an older good commit to a "
+			   "newer bad one",
+			   g, b);
+		return -1;
+	}
+	if (git_revwalk_new(&walk, repo) < 0 ||
+	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL) < 0 ||
+	    git_revwalk_simplify_first_parent(walk) < 0 ||
+	    git_revwalk_push(walk, bad) < 0 || git_revwalk_hide(walk, good) < 0) {
+		gitrepo_set_error(err, "cannot walk history");
+		goto out;
+	}
+	while ((rc = git_revwalk_next(&oid, walk)) == 0) {
+		if (n + 1 >= limit) {
+			set_errorf(err,
+				   "the range holds more than %zu commits; "
+				   "choose a closer good revision",
+				   limit);
+			goto out;
+		}
+		if (n == cap) {
+			size_t new_cap = cap != 0 ? cap * 2 : 64;
+			git_oid *grown = realloc(oids, new_cap * sizeof(*oids));
+
+			if (grown == NULL)
+				goto out;
+			oids = grown;
+			cap = new_cap;
+		}
+		git_oid_cpy(&oids[n++], &oid);
+	}
+	if (rc != GIT_ITEROVER) {
+		gitrepo_set_error(err, "cannot walk history");
+		goto out;
+	}
+	commits = calloc(n + 1, sizeof(*commits));
+	if (commits == NULL)
+		goto out;
+	if (commit_describe(&commits[0], repo, good) < 0)
+		goto describe_failed;
+	/* The walk went newest first; candidates are kept oldest first. */
+	for (i = 0; i < n; i++) {
+		if (commit_describe(&commits[i + 1], repo, &oids[n - 1 - i]) < 0)
+			goto describe_failed;
+	}
+	*out = commits;
+	*count = n + 1;
+	commits = NULL;
+	error = 0;
+	goto out;
+describe_failed:
+	gitrepo_set_error(err, "cannot read commit");
+out:
+	gitrepo_commits_free(commits, n + 1);
+	free(oids);
+	git_revwalk_free(walk);
+	return error;
+}
+
+int gitrepo_checkout(git_repository *repo, const char *workdir,
+		     const char *sha, char **err)
+{
+	git_checkout_options opts;
+	git_object *target = NULL;
+	git_oid oid;
+	int error = -1;
+
+	if (git_oid_fromstr(&oid, sha) < 0 || strlen(sha) != GITREPO_SHA_LEN) {
+		set_errorf(err, "'%s' is not a full commit id", sha);
+		return -1;
+	}
+	if (mkdir(workdir, 0755) < 0 && errno != EEXIST) {
+		set_errorf(err, "cannot create worktree %s: %s", workdir,
+			   strerror(errno));
+		return -1;
+	}
+	if (git_repository_set_workdir(repo, workdir, 0) < 0) {
+		gitrepo_set_error(err, "cannot attach worktree");
+		goto out;
+	}
+	if (git_object_lookup(&target, repo, &oid, GIT_OBJECT_COMMIT) < 0) {
+		set_errorf(err, "commit %s not found in mirror", sha);
+		goto out;
+	}
+	/* FORCE overwrites local edits to tracked files but, guided by the
+	 * index, leaves files that did not change alone. */
+	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
+	opts.checkout_strategy = GIT_CHECKOUT_FORCE;
+	if (git_checkout_tree(repo, target, &opts) < 0) {
+		gitrepo_set_error(err, "checkout failed");
+		goto out;
+	}
+	if (git_repository_set_head_detached(repo, &oid) < 0) {
+		gitrepo_set_error(err, "cannot move HEAD");
+		goto out;
+	}
+	error = 0;
+out:
+	git_object_free(target);
+	return error;
+}

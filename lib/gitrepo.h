@@ -1,0 +1,72 @@
+/*
+ * Git helpers on libgit2 shared by the server (resolving revisions, listing a
+ * job's candidate commits) and the worker (keeping a mirror and a persistent
+ * worktree).  Errors: every function returns 0 on success and a negative
+ * value on failure, with a malloc'd message for the user in *err that the
+ * caller frees.
+ */
+#ifndef STATBISECT_GITREPO_H
+#define STATBISECT_GITREPO_H
+
+#include <git2.h>
+#include <stddef.h>
+
+#define GITREPO_SHA_LEN 40
+
+struct gitrepo_commit {
+	char sha[GITREPO_SHA_LEN + 1];
+	char *subject; /* first line of the message */
+	char *author_name;
+	char *author_email;
+};
+
+/* Initialises libgit2 for the process; call once before anything else. */
+int gitrepo_global_init(void);
+
+/*
+ * Opens the bare mirror at `path` of the repository at `url`, creating it if
+ * needed, and fetches every ref of `url` into it under the same name.  On
+ * success *out is an open repository the caller frees with
+ * git_repository_free.  A fetch failure on an existing mirror is an error:
+ * callers that can live with stale data may retry with gitrepo_open.
+ */
+int gitrepo_mirror(git_repository **out, const char *path, const char *url,
+		   char **err);
+
+/* Opens an existing mirror without fetching. */
+int gitrepo_open(git_repository **out, const char *path, char **err);
+
+/*
+ * Resolves a revision (full or abbreviated SHA, branch, tag, "HEAD~3", ...) of
+ * `repo` to the commit it names.  Messages name the revision and `repo_name`.
+ */
+int gitrepo_resolve(git_oid *out, git_repository *repo, const char *rev,
+		    const char *repo_name, char **err);
+
+/*
+ * The candidates of a bisection from `good` to `bad`: the first-parent chain
+ * from `bad` back to where it meets the history of `good`, oldest first, with
+ * `good` itself as element 0 and `bad` as the last.  Fails (err set) when
+ * `good` is not an ancestor of `bad`, when they are the same commit, or when
+ * the range holds more than `limit` commits.  The caller frees the array with
+ * gitrepo_commits_free.
+ */
+int gitrepo_range(struct gitrepo_commit **out, size_t *count,
+		  git_repository *repo, const git_oid *good, const git_oid *bad,
+		  size_t limit, char **err);
+
+void gitrepo_commits_free(struct gitrepo_commit *commits, size_t count);
+
+/*
+ * Checks out commit `sha` of the mirror `repo` into the persistent worktree
+ * `workdir` (created if missing), detaching HEAD there.  Files whose content
+ * is unchanged are not rewritten, so build outputs stay valid for
+ * incremental builds; untracked files (build products) are kept.
+ */
+int gitrepo_checkout(git_repository *repo, const char *workdir,
+		     const char *sha, char **err);
+
+/* Copies the text of libgit2's last error, prefixed by `what`, into *err. */
+void gitrepo_set_error(char **err, const char *what);
+
+#endif

@@ -1,0 +1,253 @@
+#include "db.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+static const char *db_conninfo;
+static _Thread_local PGconn *db_thread_conn;
+static _Thread_local char db_last_state[6];
+
+void db_configure(const char *conninfo)
+{
+	db_conninfo = conninfo;
+}
+
+PGconn *db_conn(void)
+{
+	if (db_thread_conn != NULL && PQstatus(db_thread_conn) == CONNECTION_OK)
+		return db_thread_conn;
+	if (db_thread_conn != NULL) {
+		PQreset(db_thread_conn);
+		if (PQstatus(db_thread_conn) == CONNECTION_OK)
+			return db_thread_conn;
+		PQfinish(db_thread_conn);
+		db_thread_conn = NULL;
+	}
+	db_thread_conn = PQconnectdb(db_conninfo);
+	if (PQstatus(db_thread_conn) != CONNECTION_OK) {
+		log_error("database connection failed: %s",
+			  PQerrorMessage(db_thread_conn));
+		PQfinish(db_thread_conn);
+		db_thread_conn = NULL;
+		return NULL;
+	}
+	/* Times in UTC everywhere, so that the API never depends on where
+	 * the database runs. */
+	PQclear(PQexec(db_thread_conn, "SET TIME ZONE 'UTC'"));
+	return db_thread_conn;
+}
+
+void db_disconnect(void)
+{
+	PQfinish(db_thread_conn);
+	db_thread_conn = NULL;
+}
+
+PGresult *db_exec_state(PGconn *conn, const char *sql, int nparams,
+			const char *const *params, const char **sqlstate)
+{
+	PGresult *res;
+	ExecStatusType status;
+
+	if (sqlstate != NULL)
+		*sqlstate = NULL;
+	if (conn == NULL)
+		return NULL;
+	res = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
+	status = PQresultStatus(res);
+	if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK)
+		return res;
+	{
+		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+		snprintf(db_last_state, sizeof(db_last_state), "%s",
+			 state != NULL ? state : "");
+		if (sqlstate != NULL)
+			*sqlstate = db_last_state;
+		/* A unique violation is an expected answer, not a fault. */
+		if (state == NULL || strcmp(state, "23505") != 0)
+			log_error("query failed: %s (%.80s)",
+				  PQresultErrorMessage(res), sql);
+	}
+	PQclear(res);
+	return NULL;
+}
+
+PGresult *db_exec(PGconn *conn, const char *sql, int nparams,
+		  const char *const *params)
+{
+	return db_exec_state(conn, sql, nparams, params, NULL);
+}
+
+static int db_simple(PGconn *conn, const char *sql)
+{
+	PGresult *res = db_exec(conn, sql, 0, NULL);
+
+	if (res == NULL)
+		return -1;
+	PQclear(res);
+	return 0;
+}
+
+int db_begin(PGconn *conn)
+{
+	return db_simple(conn, "BEGIN");
+}
+
+int db_commit(PGconn *conn)
+{
+	return db_simple(conn, "COMMIT");
+}
+
+void db_rollback(PGconn *conn)
+{
+	PQclear(PQexec(conn, "ROLLBACK"));
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *text = NULL;
+	long size;
+
+	if (f == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (size = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0) {
+		text = malloc((size_t)size + 1);
+		if (text != NULL &&
+		    fread(text, 1, (size_t)size, f) != (size_t)size) {
+			free(text);
+			text = NULL;
+		} else if (text != NULL) {
+			text[size] = '\0';
+		}
+	}
+	fclose(f);
+	return text;
+}
+
+static int is_migration(const struct dirent *entry)
+{
+	size_t len = strlen(entry->d_name);
+
+	return len > 4 && strcmp(entry->d_name + len - 4, ".sql") == 0 &&
+	       entry->d_name[0] >= '0' && entry->d_name[0] <= '9';
+}
+
+static int apply_one(PGconn *conn, const char *sql_dir, const char *name)
+{
+	const char *params[1] = {name};
+	PGresult *res;
+	char path[4096];
+	char *sql;
+	int error = -1;
+
+	res = db_exec(conn,
+		      "SELECT 1 FROM schema_migrations WHERE version = $1", 1,
+		      params);
+	if (res == NULL)
+		return -1;
+	if (PQntuples(res) > 0) {
+		PQclear(res);
+		return 0;
+	}
+	PQclear(res);
+	snprintf(path, sizeof(path), "%s/%s", sql_dir, name);
+	sql = read_file(path);
+	if (sql == NULL) {
+		log_error("cannot read migration %s", path);
+		return -1;
+	}
+	if (db_begin(conn) < 0)
+		goto out;
+	/* PQexec, not PQexecParams: a migration holds many statements. */
+	res = PQexec(conn, sql);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK &&
+	    PQresultStatus(res) != PGRES_TUPLES_OK) {
+		log_error("migration %s failed: %s", name,
+			  PQresultErrorMessage(res));
+		PQclear(res);
+		db_rollback(conn);
+		goto out;
+	}
+	PQclear(res);
+	res = db_exec(conn,
+		      "INSERT INTO schema_migrations (version) VALUES ($1)", 1,
+		      params);
+	if (res == NULL) {
+		db_rollback(conn);
+		goto out;
+	}
+	PQclear(res);
+	if (db_commit(conn) < 0)
+		goto out;
+	log_info("applied migration %s", name);
+	error = 0;
+out:
+	free(sql);
+	return error;
+}
+
+int db_migrate(PGconn *conn, const char *sql_dir)
+{
+	struct dirent **entries = NULL;
+	int n, i, error = -1;
+
+	if (db_simple(conn, "SELECT pg_advisory_lock(421337)") < 0)
+		return -1;
+	if (db_simple(conn,
+		      "CREATE TABLE IF NOT EXISTS schema_migrations ("
+		      " version text PRIMARY KEY,"
+		      " applied_at timestamptz NOT NULL DEFAULT now())") < 0)
+		goto out;
+	n = scandir(sql_dir, &entries, is_migration, alphasort);
+	if (n < 0) {
+		log_error("cannot list migrations in %s", sql_dir);
+		goto out;
+	}
+	error = 0;
+	for (i = 0; i < n; i++) {
+		if (error == 0 && apply_one(conn, sql_dir, entries[i]->d_name) < 0)
+			error = -1;
+		free(entries[i]);
+	}
+	free(entries);
+out:
+	db_simple(conn, "SELECT pg_advisory_unlock(421337)");
+	return error;
+}
+
+const char *db_text(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+}
+
+long long db_int(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col)
+		       ? 0
+		       : strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+double db_double(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col)
+		       ? 0.0
+		       : strtod(PQgetvalue(res, row, col), NULL);
+}
+
+bool db_bool(const PGresult *res, int row, int col)
+{
+	return !PQgetisnull(res, row, col) &&
+	       PQgetvalue(res, row, col)[0] == 't';
+}
+
+bool db_is_null(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) != 0;
+}

@@ -1,0 +1,51 @@
+/*
+ * PostgreSQL access for the server: one connection per thread (libpq
+ * connections must not be shared between threads), opened on first use and
+ * reopened after the server drops it.  All SQL goes through $n parameters.
+ */
+#ifndef STATBISECT_DB_H
+#define STATBISECT_DB_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+
+/* Sets the connection string for every thread; call once at start. */
+void db_configure(const char *conninfo);
+
+/* This thread's connection, or NULL (logged) when the database is down. */
+PGconn *db_conn(void);
+
+/* Closes this thread's connection (at thread exit). */
+void db_disconnect(void);
+
+/*
+ * Runs `sql` with text parameters (NULL entries are SQL NULL).  Returns the
+ * result, which the caller PQclear()s, or NULL after logging the error when
+ * the command failed; *sqlstate, when not NULL, receives the SQLSTATE of a
+ * failure (static storage of this thread) or NULL.
+ */
+PGresult *db_exec(PGconn *conn, const char *sql, int nparams,
+		  const char *const *params);
+PGresult *db_exec_state(PGconn *conn, const char *sql, int nparams,
+			const char *const *params, const char **sqlstate);
+
+/* BEGIN / COMMIT / ROLLBACK; begin and commit return 0 or -1. */
+int db_begin(PGconn *conn);
+int db_commit(PGconn *conn);
+void db_rollback(PGconn *conn);
+
+/*
+ * Applies the migrations in `sql_dir` (NNN_name.sql, in name order) that
+ * schema_migrations does not list, each in its own transaction, under an
+ * advisory lock so that servers starting together do not race.
+ */
+int db_migrate(PGconn *conn, const char *sql_dir);
+
+/* Field helpers on a result row. */
+const char *db_text(const PGresult *res, int row, int col); /* NULL if null */
+long long db_int(const PGresult *res, int row, int col);
+double db_double(const PGresult *res, int row, int col);
+bool db_bool(const PGresult *res, int row, int col);
+bool db_is_null(const PGresult *res, int row, int col);
+
+#endif

@@ -1,0 +1,415 @@
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "log.h"
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	const struct http_route *routes;
+	const char *admin_token;
+};
+
+/* Per-request state kept by libmicrohttpd between calls. */
+struct request_ctx {
+	char *body;
+	size_t len;
+	bool too_large;
+};
+
+const char *http_role_name(enum http_role role)
+{
+	static const char *const names[] = {"none", "read", "submit", "admin",
+					    "worker"};
+
+	return names[role];
+}
+
+static void set_body(struct http_response *res, unsigned status,
+		     const char *content_type, char *body, size_t len)
+{
+	free(res->body);
+	res->status = status;
+	res->content_type = content_type;
+	res->body = body;
+	res->body_len = len;
+}
+
+void http_json(struct http_response *res, unsigned status, json_t *value)
+{
+	char *text = json_dumps(value, JSON_COMPACT | JSON_ENSURE_ASCII);
+
+	json_decref(value);
+	if (text == NULL) {
+		http_text(res, 500, "application/json",
+			  "{\"error\":{\"code\":\"internal\","
+			  "\"message\":\"cannot encode response\"}}");
+		return;
+	}
+	set_body(res, status, "application/json", text, strlen(text));
+}
+
+void http_text(struct http_response *res, unsigned status,
+	       const char *content_type, const char *text)
+{
+	char *copy = strdup(text);
+
+	set_body(res, status, content_type, copy, copy != NULL ? strlen(copy) : 0);
+}
+
+void http_error(struct http_response *res, unsigned status, const char *code,
+		const char *fmt, ...)
+{
+	char message[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	http_json(res, status,
+		  json_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
+			    message));
+}
+
+json_t *http_json_body(struct http_response *res,
+		       const struct http_request *req)
+{
+	json_error_t error;
+	json_t *value;
+
+	if (req->body_len == 0) {
+		http_error(res, 400, "invalid_json",
+			   "the request needs a JSON object body");
+		return NULL;
+	}
+	value = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES,
+			   &error);
+	if (value == NULL) {
+		http_error(res, 400, "invalid_json",
+			   "invalid JSON at line %d column %d: %s", error.line,
+			   error.column, error.text);
+		return NULL;
+	}
+	if (!json_is_object(value)) {
+		json_decref(value);
+		http_error(res, 400, "invalid_json",
+			   "the body must be a JSON object");
+		return NULL;
+	}
+	return value;
+}
+
+const char *http_query(const struct http_request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->connection,
+					   MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* Matches `path` against `pattern`, filling the "{}" parameters in place
+ * of a copy of the path that `buf` holds. */
+static bool route_match(const char *pattern, const char *path, char *buf,
+			size_t size, const char **params)
+{
+	size_t nparams = 0;
+	const char *p = pattern;
+	char *s;
+
+	if (strlen(path) >= size)
+		return false;
+	strcpy(buf, path);
+	s = buf;
+	while (*p != '\0' && *s != '\0') {
+		if (p[0] == '{' && p[1] == '}') {
+			char *end = strchr(s, '/');
+
+			if (end == s || nparams == HTTP_MAX_PARAMS)
+				return false;
+			params[nparams++] = s;
+			p += 2;
+			if (end == NULL) {
+				s += strlen(s);
+			} else {
+				if (*p != '/')
+					return false;
+				*end = '\0';
+				s = end + 1;
+				p++;
+			}
+			continue;
+		}
+		if (*p != *s)
+			return false;
+		p++;
+		s++;
+	}
+	return *p == '\0' && *s == '\0';
+}
+
+static enum http_role role_from_name(const char *name)
+{
+	if (strcmp(name, "admin") == 0)
+		return ROLE_ADMIN;
+	if (strcmp(name, "submit") == 0)
+		return ROLE_SUBMIT;
+	if (strcmp(name, "read") == 0)
+		return ROLE_READ;
+	if (strcmp(name, "worker") == 0)
+		return ROLE_WORKER;
+	return ROLE_NONE;
+}
+
+/* Constant-time comparison, so the bootstrap token leaks no prefix. */
+static bool same_secret(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i;
+	unsigned char diff = la != lb;
+
+	for (i = 0; i < la && i < lb; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
+	return diff == 0;
+}
+
+/* -1: the database is down; 0: done (role may be ROLE_NONE). */
+static int authenticate(struct http_server *server,
+			struct http_request *req, const char *header)
+{
+	const char *params[1];
+	PGconn *conn;
+	PGresult *res;
+
+	req->role = ROLE_NONE;
+	if (header == NULL || strncmp(header, "Bearer ", 7) != 0)
+		return 0;
+	params[0] = header + 7;
+	if (params[0][0] == '\0' || strlen(params[0]) > 256)
+		return 0;
+	if (server->admin_token != NULL && server->admin_token[0] != '\0' &&
+	    same_secret(params[0], server->admin_token)) {
+		req->role = ROLE_ADMIN;
+		req->token_id = 0;
+		return 0;
+	}
+	conn = db_conn();
+	if (conn == NULL)
+		return -1;
+	res = db_exec(conn,
+		      "SELECT id, role FROM tokens"
+		      " WHERE token_hash = encode(sha256(convert_to($1, "
+		      "'UTF8')), 'hex') AND revoked_at IS NULL",
+		      1, params);
+	if (res == NULL)
+		return -1;
+	if (PQntuples(res) == 1) {
+		req->token_id = db_int(res, 0, 0);
+		req->role = role_from_name(db_text(res, 0, 1));
+	}
+	PQclear(res);
+	return 0;
+}
+
+static bool role_allows(enum http_role have, enum http_role need)
+{
+	if (need == ROLE_NONE)
+		return true;
+	if (need == ROLE_WORKER || have == ROLE_WORKER)
+		return have == need;
+	return have >= need;
+}
+
+static void dispatch(struct http_server *server, struct http_response *res,
+		     struct http_request *req, const char *auth)
+{
+	char buf[1024];
+	const struct http_route *route;
+	bool path_known = false;
+
+	for (route = server->routes; route->method != NULL; route++) {
+		memset(req->params, 0, sizeof(req->params));
+		if (!route_match(route->pattern, req->path, buf, sizeof(buf),
+				 req->params))
+			continue;
+		path_known = true;
+		if (strcmp(route->method, req->method) == 0)
+			break;
+	}
+	if (route->method == NULL) {
+		if (path_known)
+			http_error(res, 405, "method_not_allowed",
+				   "%s is not allowed on %s", req->method,
+				   req->path);
+		else
+			http_error(res, 404, "not_found", "no route %s %s",
+				   req->method, req->path);
+		return;
+	}
+	if (route->role != ROLE_NONE) {
+		if (authenticate(server, req, auth) < 0) {
+			http_error(res, 503, "unavailable",
+				   "the database is unavailable");
+			return;
+		}
+		if (req->role == ROLE_NONE) {
+			http_error(res, 401, "unauthorized",
+				   "a valid 'Authorization: Bearer TOKEN' "
+				   "header is required");
+			return;
+		}
+		if (!role_allows(req->role, route->role)) {
+			http_error(res, 403, "forbidden",
+				   "this needs the %s role; the token has %s",
+				   http_role_name(route->role),
+				   http_role_name(req->role));
+			return;
+		}
+	}
+	route->handler(res, req);
+}
+
+static enum MHD_Result send_response(struct MHD_Connection *connection,
+				     struct http_response *res)
+{
+	struct MHD_Response *response;
+	enum MHD_Result ret;
+
+	response = MHD_create_response_from_buffer(
+		res->body_len, res->body, MHD_RESPMEM_MUST_FREE);
+	if (response == NULL) {
+		free(res->body);
+		free(res->location);
+		return MHD_NO;
+	}
+	res->body = NULL;
+	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE,
+				res->content_type != NULL ? res->content_type
+							  : "text/plain");
+	MHD_add_response_header(response, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL,
+				"no-store");
+	if (res->location != NULL)
+		MHD_add_response_header(response, MHD_HTTP_HEADER_LOCATION,
+					res->location);
+	ret = MHD_queue_response(connection, res->status, response);
+	MHD_destroy_response(response);
+	free(res->location);
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
+				  const char *url, const char *method,
+				  const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
+{
+	struct http_server *server = cls;
+	struct request_ctx *ctx = *con_cls;
+	struct http_response res = {0};
+	struct http_request req = {0};
+
+	(void)version;
+	if (ctx == NULL) {
+		ctx = calloc(1, sizeof(*ctx));
+		if (ctx == NULL)
+			return MHD_NO;
+		*con_cls = ctx;
+		return MHD_YES;
+	}
+	if (*upload_data_size != 0) {
+		if (ctx->len + *upload_data_size > HTTP_MAX_BODY) {
+			ctx->too_large = true;
+		} else if (!ctx->too_large) {
+			char *grown = realloc(ctx->body,
+					      ctx->len + *upload_data_size + 1);
+
+			if (grown == NULL)
+				return MHD_NO;
+			ctx->body = grown;
+			memcpy(ctx->body + ctx->len, upload_data,
+			       *upload_data_size);
+			ctx->len += *upload_data_size;
+			ctx->body[ctx->len] = '\0';
+		}
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	req.method = method;
+	req.path = url;
+	req.body = ctx->body;
+	req.body_len = ctx->len;
+	req.connection = connection;
+	if (ctx->too_large)
+		http_error(&res, 413, "too_large",
+			   "the request body is larger than %u bytes",
+			   HTTP_MAX_BODY);
+	else
+		dispatch(server, &res, &req,
+			 MHD_lookup_connection_value(connection,
+						     MHD_HEADER_KIND,
+						     "Authorization"));
+	if (res.body == NULL)
+		http_error(&res, 500, "internal", "no response");
+	return send_response(connection, &res);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *connection,
+			 void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct request_ctx *ctx = *con_cls;
+
+	(void)cls;
+	(void)connection;
+	(void)toe;
+	if (ctx != NULL) {
+		free(ctx->body);
+		free(ctx);
+		*con_cls = NULL;
+	}
+}
+
+struct http_server *http_start(const char *host, unsigned port,
+			       unsigned threads,
+			       const struct http_route *routes,
+			       const char *admin_token)
+{
+	struct http_server *server = calloc(1, sizeof(*server));
+	struct sockaddr_in addr;
+
+	if (server == NULL)
+		return NULL;
+	server->routes = routes;
+	server->admin_token = admin_token;
+	memset(&addr, 0, sizeof(addr));
+	addr.sin_family = AF_INET;
+	addr.sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
+		log_error("cannot listen on '%s': not an IPv4 address", host);
+		free(server);
+		return NULL;
+	}
+	server->daemon = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL,
+		NULL, on_request, server, MHD_OPTION_SOCK_ADDR, &addr,
+		MHD_OPTION_THREAD_POOL_SIZE, threads,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
+		MHD_OPTION_END);
+	if (server->daemon == NULL) {
+		log_error("cannot listen on %s:%u", host, port);
+		free(server);
+		return NULL;
+	}
+	return server;
+}
+
+void http_stop(struct http_server *server)
+{
+	if (server == NULL)
+		return;
+	MHD_stop_daemon(server->daemon);
+	free(server);
+}

@@ -1,0 +1,87 @@
+/*
+ * The HTTP layer of the server: libmicrohttpd glue, a small router with
+ * "{}" path parameters, bearer-token authentication and role checks, and
+ * response helpers.  Handlers see a complete request (body read in full) and
+ * fill a response; they never touch libmicrohttpd themselves.
+ */
+#ifndef STATBISECT_HTTP_H
+#define STATBISECT_HTTP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define HTTP_MAX_PARAMS 4
+#define HTTP_MAX_BODY (16u * 1024 * 1024)
+
+enum http_role {
+	ROLE_NONE = 0,
+	ROLE_READ,
+	ROLE_SUBMIT,
+	ROLE_ADMIN,
+	ROLE_WORKER, /* separate: reaches only the worker routes */
+};
+
+struct http_request {
+	const char *method;
+	const char *path;
+	const char *params[HTTP_MAX_PARAMS]; /* the "{}" segments */
+	char *body;
+	size_t body_len;
+	void *connection; /* struct MHD_Connection, for http_query() */
+	enum http_role role;
+	long long token_id; /* 0 for the bootstrap admin token */
+};
+
+struct http_response {
+	unsigned status;
+	char *body; /* malloc'd */
+	size_t body_len;
+	const char *content_type;
+	char *location; /* malloc'd, optional */
+};
+
+typedef void (*http_handler)(struct http_response *res,
+			     struct http_request *req);
+
+struct http_route {
+	const char *method;
+	const char *pattern; /* "/api/v1/jobs/{}" */
+	enum http_role role; /* least role needed; ROLE_NONE: public */
+	http_handler handler;
+};
+
+struct http_server;
+
+/*
+ * Starts serving `routes` (terminated by a NULL method) on host:port with a
+ * pool of `threads` threads.  `admin_token`, when not NULL, is accepted as
+ * an admin bearer token.  Returns NULL (logged) when it cannot listen.
+ */
+struct http_server *http_start(const char *host, unsigned port,
+			       unsigned threads,
+			       const struct http_route *routes,
+			       const char *admin_token);
+void http_stop(struct http_server *server);
+
+/* A query-string argument of the request, or NULL. */
+const char *http_query(const struct http_request *req, const char *name);
+
+/* Responses.  http_json takes ownership of `value` (json_decref). */
+void http_json(struct http_response *res, unsigned status, json_t *value);
+void http_text(struct http_response *res, unsigned status,
+	       const char *content_type, const char *text);
+void http_error(struct http_response *res, unsigned status, const char *code,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/*
+ * Parses the request body as a JSON object.  On failure answers 400 in
+ * `res` and returns NULL.
+ */
+json_t *http_json_body(struct http_response *res,
+		       const struct http_request *req);
+
+/* "read", "submit", "admin", "worker" or "none". */
+const char *http_role_name(enum http_role role);
+
+#endif

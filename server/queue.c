@@ -1,0 +1,492 @@
+/*
+ * The worker protocol: register, claim a task under a lease, heartbeat,
+ * upload runs.  PostgreSQL row locks are the queue (FOR UPDATE SKIP LOCKED),
+ * and a task's `lease` counter, bumped at every claim, tells an upload of
+ * the current claim from a late one whose lease lapsed and was re-claimed.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "log.h"
+#include "scheduler.h"
+#include "server.h"
+
+static void db_failed(struct http_response *res)
+{
+	http_error(res, 503, "unavailable",
+		   "the database is unavailable; try again");
+}
+
+static bool parse_id(const char *text, long long *out)
+{
+	char *end;
+
+	if (text == NULL || !isdigit((unsigned char)text[0]))
+		return false;
+	errno = 0;
+	*out = strtoll(text, &end, 10);
+	return errno == 0 && *end == '\0' && *out > 0;
+}
+
+static bool short_text(json_t *v, size_t max_len)
+{
+	const char *s;
+	size_t i;
+
+	if (!json_is_string(v) || json_string_length(v) > max_len)
+		return false;
+	s = json_string_value(v);
+	for (i = 0; s[i] != '\0'; i++) {
+		if ((unsigned char)s[i] < 0x20)
+			return false;
+	}
+	return i == json_string_length(v);
+}
+
+void queue_register(struct http_response *res, struct http_request *req)
+{
+	json_t *body = http_json_body(res, req), *name, *group, *machine;
+	char token[24];
+	const char *params[4];
+	PGresult *r;
+
+	if (body == NULL)
+		return;
+	name = json_object_get(body, "name");
+	group = json_object_get(body, "group");
+	machine = json_object_get(body, "machine");
+	if (!short_text(name, 128) || json_string_length(name) == 0 ||
+	    (group != NULL && (!short_text(group, 64) ||
+			       json_string_length(group) == 0)) ||
+	    (machine != NULL && !short_text(machine, 512))) {
+		http_error(res, 400, "invalid_field",
+			   "'name' (1-128 chars), optional 'group' (1-64) and "
+			   "'machine' (<= 512) must be strings");
+		goto out;
+	}
+	snprintf(token, sizeof(token), "%lld", req->token_id);
+	params[0] = json_string_value(name);
+	params[1] = group != NULL ? json_string_value(group) : "default";
+	params[2] = machine != NULL ? json_string_value(machine) : NULL;
+	params[3] = req->token_id > 0 ? token : NULL;
+	r = db_exec(db_conn(),
+		    "INSERT INTO workers (name, grp, machine, token_id)"
+		    " VALUES ($1, $2, $3, $4) ON CONFLICT (name, grp) DO UPDATE"
+		    " SET machine = EXCLUDED.machine, token_id ="
+		    " EXCLUDED.token_id, last_seen_at = now() RETURNING id",
+		    4, params);
+	if (r == NULL) {
+		db_failed(res);
+		goto out;
+	}
+	log_info("worker '%s' registered as %s", params[0], db_text(r, 0, 0));
+	http_json(res, 200,
+		  json_pack("{s:I,s:i}", "id", (json_int_t)db_int(r, 0, 0),
+			    "lease_seconds", server_config.lease_seconds));
+	PQclear(r);
+out:
+	json_decref(body);
+}
+
+/* The worker row of a request, checked to belong to the caller's token. */
+static bool load_worker(struct http_response *res, PGconn *conn,
+			const struct http_request *req, const char *worker_id)
+{
+	const char *params[1] = {worker_id};
+	PGresult *r;
+	bool ok;
+
+	r = db_exec(conn,
+		    "UPDATE workers SET last_seen_at = now() WHERE id = $1"
+		    " RETURNING token_id",
+		    1, params);
+	if (r == NULL) {
+		db_failed(res);
+		return false;
+	}
+	ok = PQntuples(r) == 1 &&
+	     (req->token_id == 0 || db_int(r, 0, 0) == req->token_id);
+	PQclear(r);
+	if (!ok)
+		http_error(res, 404, "unknown_worker",
+			   "worker %s is not registered with this token; "
+			   "register again",
+			   worker_id);
+	return ok;
+}
+
+void queue_claim(struct http_response *res, struct http_request *req)
+{
+	char lease_text[24];
+	const char *params[2] = {req->params[0], lease_text};
+	PGconn *conn = db_conn();
+	long long worker_id;
+	json_t *task;
+	json_error_t e;
+	PGresult *r;
+
+	if (!parse_id(req->params[0], &worker_id)) {
+		http_error(res, 404, "unknown_worker", "no worker '%s'",
+			   req->params[0]);
+		return;
+	}
+	if (conn == NULL || db_begin(conn) < 0) {
+		db_failed(res);
+		return;
+	}
+	if (!load_worker(res, conn, req, req->params[0])) {
+		db_rollback(conn);
+		return;
+	}
+	snprintf(lease_text, sizeof(lease_text), "%u",
+		 server_config.lease_seconds);
+	/* The oldest open task whose lease is free or lapsed; a task another
+	 * claim holds locked right now is skipped, not waited for. */
+	r = db_exec(conn,
+		    "WITH next AS ("
+		    " SELECT t.id FROM tasks t JOIN jobs j ON j.id = t.job_id"
+		    " JOIN workers w ON w.id = $1"
+		    " WHERE (t.state = 'queued' OR (t.state = 'running' AND"
+		    " t.lease_expires_at < now()))"
+		    " AND j.state IN ('queued', 'running')"
+		    " AND j.group_name = w.grp"
+		    " ORDER BY t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
+		    " UPDATE tasks t SET state = 'running', worker_id = $1,"
+		    " lease = t.lease + 1,"
+		    " lease_expires_at = now() + make_interval(secs => $2)"
+		    " FROM next WHERE t.id = next.id"
+		    " RETURNING t.id, t.lease, t.job_id, t.commit_idx,"
+		    " t.runs_wanted",
+		    2, params);
+	if (r == NULL)
+		goto failed;
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		db_rollback(conn);
+		http_json(res, 200, json_pack("{s:n}", "task"));
+		return;
+	}
+	{
+		const char *q[2] = {db_text(r, 0, 2), db_text(r, 0, 3)};
+		PGresult *d;
+
+		d = db_exec(conn,
+			    "UPDATE jobs SET state = 'running',"
+			    " started_at = coalesce(started_at, now())"
+			    " WHERE id = $1",
+			    1, q);
+		if (d == NULL) {
+			PQclear(r);
+			goto failed;
+		}
+		PQclear(d);
+		d = db_exec(conn,
+			    "SELECT c.sha, rp.name, rp.url, t.build, t.run,"
+			    " t.kpi, t.timeout_s, t.monitors, t.name"
+			    " FROM job_commits c JOIN jobs j ON j.id = c.job_id"
+			    " JOIN repos rp ON rp.id = j.repo_id"
+			    " JOIN testcases t ON t.id = j.testcase_id"
+			    " WHERE c.job_id = $1 AND c.idx = $2",
+			    2, q);
+		if (d == NULL || PQntuples(d) != 1) {
+			PQclear(d);
+			PQclear(r);
+			goto failed;
+		}
+		task = json_pack(
+			"{s:I,s:I,s:I,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,"
+			"s:I,s:o},s:I,s:i}",
+			"id", (json_int_t)db_int(r, 0, 0), "lease",
+			(json_int_t)db_int(r, 0, 1), "job",
+			(json_int_t)db_int(r, 0, 2), "commit",
+			db_text(d, 0, 0), "repo", "name", db_text(d, 0, 1),
+			"url", db_text(d, 0, 2), "testcase", "name",
+			db_text(d, 0, 8), "build", db_text(d, 0, 3), "run",
+			db_text(d, 0, 4), "kpi", db_text(d, 0, 5),
+			"timeout_s", (json_int_t)db_int(d, 0, 6), "monitors",
+			json_loads(db_text(d, 0, 7), 0, &e), "runs",
+			(json_int_t)db_int(r, 0, 4), "lease_seconds",
+			server_config.lease_seconds);
+		PQclear(d);
+	}
+	PQclear(r);
+	if (task == NULL || db_commit(conn) < 0) {
+		json_decref(task);
+		goto failed;
+	}
+	http_json(res, 200, json_pack("{s:o}", "task", task));
+	return;
+failed:
+	db_rollback(conn);
+	db_failed(res);
+}
+
+/*
+ * Locks task `task_id` and checks that `lease` is its current, unexpired
+ * lease.  Answers 409 (lease lost or job cancelled) or 404 and returns false
+ * otherwise; the caller's transaction stays open either way.
+ */
+static bool check_lease(struct http_response *res, PGconn *conn,
+			const char *task_id, long long lease,
+			long long *job_id, long long *commit_idx,
+			long long *worker_id)
+{
+	const char *params[1] = {task_id};
+	PGresult *r;
+	bool ok = false;
+
+	r = db_exec(conn,
+		    "SELECT t.state, t.lease, t.lease_expires_at > now(),"
+		    " t.job_id, t.commit_idx, t.worker_id, j.state"
+		    " FROM tasks t JOIN jobs j ON j.id = t.job_id"
+		    " WHERE t.id = $1 FOR UPDATE OF t",
+		    1, params);
+	if (r == NULL) {
+		db_failed(res);
+		return false;
+	}
+	if (PQntuples(r) == 0) {
+		http_error(res, 404, "not_found", "no task %s", task_id);
+	} else if (strcmp(db_text(r, 0, 6), "cancelled") == 0 ||
+		   strcmp(db_text(r, 0, 0), "cancelled") == 0) {
+		http_error(res, 409, "cancelled",
+			   "the job of task %s was cancelled", task_id);
+	} else if (strcmp(db_text(r, 0, 0), "running") != 0 ||
+		   db_int(r, 0, 1) != lease || !db_bool(r, 0, 2)) {
+		http_error(res, 409, "lease_lost",
+			   "the lease of task %s lapsed or belongs to a later "
+			   "claim; its runs are not counted",
+			   task_id);
+	} else {
+		*job_id = db_int(r, 0, 3);
+		*commit_idx = db_int(r, 0, 4);
+		*worker_id = db_int(r, 0, 5);
+		ok = true;
+	}
+	PQclear(r);
+	return ok;
+}
+
+void queue_heartbeat(struct http_response *res, struct http_request *req)
+{
+	char lease_text[24];
+	const char *params[2] = {req->params[0], lease_text};
+	json_t *body = http_json_body(res, req), *lease;
+	long long task_id, job_id, commit_idx, worker_id;
+	PGconn *conn = db_conn();
+	PGresult *r;
+
+	if (body == NULL)
+		return;
+	lease = json_object_get(body, "lease");
+	if (!parse_id(req->params[0], &task_id) || !json_is_integer(lease)) {
+		http_error(res, 400, "invalid_field",
+			   "a task id and an integer 'lease' are needed");
+		goto out;
+	}
+	if (conn == NULL || db_begin(conn) < 0) {
+		db_failed(res);
+		goto out;
+	}
+	if (!check_lease(res, conn, req->params[0], json_integer_value(lease),
+			 &job_id, &commit_idx, &worker_id)) {
+		db_rollback(conn);
+		goto out;
+	}
+	snprintf(lease_text, sizeof(lease_text), "%u",
+		 server_config.lease_seconds);
+	r = db_exec(conn,
+		    "UPDATE tasks SET lease_expires_at = now() +"
+		    " make_interval(secs => $2) WHERE id = $1",
+		    2, params);
+	PQclear(r);
+	if (r == NULL || db_commit(conn) < 0) {
+		db_rollback(conn);
+		db_failed(res);
+		goto out;
+	}
+	http_json(res, 200,
+		  json_pack("{s:s,s:i}", "status", "ok", "lease_seconds",
+			    server_config.lease_seconds));
+out:
+	json_decref(body);
+}
+
+/* Stores the runs of one upload; 400 for a malformed run. */
+static int store_runs(struct http_response *res, PGconn *conn,
+		      const char *task_id, long long job_id,
+		      long long commit_idx, long long worker_id,
+		      const char *kpi, json_t *runs)
+{
+	char job_text[24], idx_text[24], worker_text[24], kpi_text[40];
+	char exit_text[24], wall_text[40];
+	const char *params[8];
+	size_t i;
+	json_t *run;
+
+	snprintf(job_text, sizeof(job_text), "%lld", job_id);
+	snprintf(idx_text, sizeof(idx_text), "%lld", commit_idx);
+	snprintf(worker_text, sizeof(worker_text), "%lld", worker_id);
+	json_array_foreach(runs, i, run)
+	{
+		json_t *metrics = json_object_get(run, "metrics");
+		json_t *exit_code = json_object_get(run, "exit_code");
+		json_t *wall = json_object_get(run, "wall_s");
+		json_t *value;
+		const char *name;
+		char *metrics_text;
+		PGresult *r;
+
+		if (!json_is_object(run) || !json_is_object(metrics) ||
+		    !json_is_integer(exit_code) ||
+		    (wall != NULL && !json_is_number(wall))) {
+			http_error(res, 400, "invalid_run",
+				   "run %zu needs 'metrics' (object), "
+				   "'exit_code' (integer), 'wall_s' (number)",
+				   i);
+			return -1;
+		}
+		json_object_foreach(metrics, name, value)
+		{
+			if (!json_is_number(value) ||
+			    !isfinite(json_number_value(value))) {
+				http_error(res, 400, "invalid_run",
+					   "metric '%s' of run %zu is not a "
+					   "finite number",
+					   name, i);
+				return -1;
+			}
+		}
+		value = json_object_get(metrics, kpi);
+		/* A run that failed or did not print the KPI is kept but
+		 * not measured. */
+		if (value != NULL && json_integer_value(exit_code) == 0)
+			snprintf(kpi_text, sizeof(kpi_text), "%.17g",
+				 json_number_value(value));
+		snprintf(exit_text, sizeof(exit_text), "%lld",
+			 (long long)json_integer_value(exit_code));
+		snprintf(wall_text, sizeof(wall_text), "%.6f",
+			 wall != NULL ? json_number_value(wall) : 0.0);
+		metrics_text = json_dumps(metrics, JSON_COMPACT);
+		params[0] = job_text;
+		params[1] = task_id;
+		params[2] = idx_text;
+		params[3] = worker_text;
+		params[4] = value != NULL && json_integer_value(exit_code) == 0
+				    ? kpi_text
+				    : NULL;
+		params[5] = metrics_text;
+		params[6] = exit_text;
+		params[7] = wall_text;
+		r = db_exec(conn,
+			    "INSERT INTO runs (job_id, task_id, commit_idx,"
+			    " worker_id, kpi, metrics, exit_code, wall_s)"
+			    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+			    8, params);
+		free(metrics_text);
+		if (r == NULL) {
+			db_failed(res);
+			return -1;
+		}
+		PQclear(r);
+	}
+	return 0;
+}
+
+void queue_result(struct http_response *res, struct http_request *req)
+{
+	json_t *body = http_json_body(res, req), *lease, *runs, *build_failed;
+	json_t *build_log;
+	long long task_id, job_id, commit_idx, worker_id;
+	char job_text[24], idx_text[24];
+	const char *params[3];
+	PGconn *conn = db_conn();
+	PGresult *r;
+
+	if (body == NULL)
+		return;
+	lease = json_object_get(body, "lease");
+	runs = json_object_get(body, "runs");
+	build_failed = json_object_get(body, "build_failed");
+	build_log = json_object_get(body, "build_log");
+	if (!parse_id(req->params[0], &task_id) || !json_is_integer(lease) ||
+	    !json_is_array(runs) ||
+	    (build_failed != NULL && !json_is_boolean(build_failed)) ||
+	    (build_log != NULL && !json_is_string(build_log))) {
+		http_error(res, 400, "invalid_field",
+			   "an integer 'lease', a 'runs' list, and optional "
+			   "'build_failed' (boolean) and 'build_log' (string) "
+			   "are needed");
+		goto out;
+	}
+	if (conn == NULL || db_begin(conn) < 0) {
+		db_failed(res);
+		goto out;
+	}
+	if (!check_lease(res, conn, req->params[0], json_integer_value(lease),
+			 &job_id, &commit_idx, &worker_id))
+		goto rollback;
+	snprintf(job_text, sizeof(job_text), "%lld", job_id);
+	snprintf(idx_text, sizeof(idx_text), "%lld", commit_idx);
+	params[0] = job_text;
+	r = db_exec(conn,
+		    "SELECT t.kpi FROM jobs j JOIN testcases t"
+		    " ON t.id = j.testcase_id WHERE j.id = $1 FOR UPDATE OF j",
+		    1, params);
+	if (r == NULL || PQntuples(r) != 1) {
+		PQclear(r);
+		db_failed(res);
+		goto rollback;
+	}
+	if (store_runs(res, conn, req->params[0], job_id, commit_idx,
+		       worker_id, db_text(r, 0, 0), runs) < 0) {
+		PQclear(r);
+		goto rollback;
+	}
+	PQclear(r);
+	if (json_is_true(build_failed)) {
+		params[1] = idx_text;
+		params[2] = build_log != NULL ? json_string_value(build_log)
+					      : "";
+		r = db_exec(conn,
+			    "UPDATE job_commits SET build_failed = true,"
+			    " build_log = right($3, 65536)"
+			    " WHERE job_id = $1 AND idx = $2",
+			    3, params);
+		if (r == NULL) {
+			db_failed(res);
+			goto rollback;
+		}
+		PQclear(r);
+		log_info("job %lld: commit %lld does not build; skipped",
+			 job_id, commit_idx);
+	}
+	params[0] = req->params[0];
+	r = db_exec(conn,
+		    "UPDATE tasks SET state = 'done', finished_at = now()"
+		    " WHERE id = $1",
+		    1, params);
+	if (r == NULL) {
+		db_failed(res);
+		goto rollback;
+	}
+	PQclear(r);
+	if (sched_advance(conn, job_id, server_config.base_url) < 0 ||
+	    db_commit(conn) < 0) {
+		db_failed(res);
+		goto rollback;
+	}
+	http_json(res, 200,
+		  json_pack("{s:s,s:I}", "status", "ok", "stored",
+			    (json_int_t)json_array_size(runs)));
+	goto out;
+rollback:
+	db_rollback(conn);
+out:
+	json_decref(body);
+}

@@ -1,0 +1,18 @@
+/* Builds the report of a finished job from the database and queues it in
+ * the outbox, inside the caller's transaction. */
+#ifndef STATBISECT_REPORTJOB_H
+#define STATBISECT_REPORTJOB_H
+
+#include <libpq-fe.h>
+
+#include "scheduler.h"
+
+/*
+ * Renders the RFC 5322 report of `job` (whose engine result is final) with
+ * lib/report.h and inserts it into the outbox.  `base_url` is where people
+ * reach the server.  Returns 0 or -1 on a database or rendering error.
+ */
+int reportjob_queue(PGconn *conn, const struct sched_job *job,
+		    const char *base_url);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * The scheduler: loads a job's candidates and runs from the database, asks
+ * the bisection engine (lib/bisect.h) what to do next, and stores its answer
+ * as new tasks or as the verdict with its report.
+ */
+#ifndef STATBISECT_SCHEDULER_H
+#define STATBISECT_SCHEDULER_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bisect.h"
+
+struct sched_commit {
+	long long idx;
+	char sha[41];
+	char *subject;
+	char *author_name;
+	char *author_email;
+	bool build_failed;
+	size_t failed_runs; /* runs that gave no KPI */
+};
+
+/* A job as the engine sees it, with what the engine answered. */
+struct sched_job {
+	long long id;
+	char state[16];
+	struct bisect_options opts;
+	size_t count;
+	struct sched_commit *commits;
+	struct bisect_commit *input; /* engine input, one per commit */
+	double *values;              /* storage behind input[].values */
+	enum bisect_class *classes;
+	struct bisect_result result;
+};
+
+/*
+ * Loads job `job_id` and runs the engine over its runs (read only; the
+ * caller may hold the job row locked).  Returns 0, 1 when there is no such
+ * job, or -1 on a database error.  Free with sched_job_clear.
+ */
+int sched_load(struct sched_job *out, PGconn *conn, long long job_id);
+void sched_job_clear(struct sched_job *job);
+
+/*
+ * Moves job `job_id` on after an upload or at creation: when no task of the
+ * job is open, stores the engine's requests as tasks or finishes the job
+ * with its verdict and report (outbox row).  Must run inside the caller's
+ * transaction, which has locked the job row (SELECT ... FOR UPDATE).
+ * Returns 0 or -1 on a database error.
+ */
+int sched_advance(PGconn *conn, long long job_id, const char *base_url);
+
+#endif

@@ -1,0 +1,37 @@
+/* What the parts of statbisect-server share: its configuration and the
+ * handlers that main.c puts in the route table. */
+#ifndef STATBISECT_SERVER_H
+#define STATBISECT_SERVER_H
+
+#include "http.h"
+
+struct server_config {
+	const char *data_dir;   /* mirrors live in data_dir/repos */
+	const char *base_url;   /* how people reach this server */
+	const char *mail_dir;   /* Maildir for reports without SMTP */
+	const char *smtp_url;   /* smtp://host:port, or NULL */
+	const char *mail_from;  /* "statbisect robot <...>" */
+	const char *mail_from_address; /* the plain address of mail_from */
+	unsigned lease_seconds; /* a claimed task's lease */
+};
+
+extern struct server_config server_config;
+
+/* api.c: the people's REST API. */
+void api_healthz(struct http_response *res, struct http_request *req);
+void api_tokens_create(struct http_response *res, struct http_request *req);
+void api_repos_create(struct http_response *res, struct http_request *req);
+void api_testcases_create(struct http_response *res,
+			  struct http_request *req);
+void api_jobs_create(struct http_response *res, struct http_request *req);
+void api_jobs_get(struct http_response *res, struct http_request *req);
+void api_jobs_report(struct http_response *res, struct http_request *req);
+void api_jobs_cancel(struct http_response *res, struct http_request *req);
+
+/* queue.c: the worker protocol. */
+void queue_register(struct http_response *res, struct http_request *req);
+void queue_claim(struct http_response *res, struct http_request *req);
+void queue_heartbeat(struct http_response *res, struct http_request *req);
+void queue_result(struct http_response *res, struct http_request *req);
+
+#endif

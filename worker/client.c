@@ -1,0 +1,125 @@
+#include "client.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct client {
+	CURL *curl;
+	char *base_url;
+	struct curl_slist *headers;
+};
+
+struct buffer {
+	char *data;
+	size_t len;
+};
+
+/* Replies above this size are refused; they are small JSON objects. */
+#define CLIENT_MAX_REPLY (4u * 1024 * 1024)
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct buffer *b = arg;
+	size_t n = size * nmemb;
+	char *grown;
+
+	if (b->len + n > CLIENT_MAX_REPLY)
+		return 0;
+	grown = realloc(b->data, b->len + n + 1);
+	if (grown == NULL)
+		return 0;
+	memcpy(grown + b->len, ptr, n);
+	b->data = grown;
+	b->len += n;
+	b->data[b->len] = '\0';
+	return n;
+}
+
+struct client *client_new(const char *base_url, const char *token)
+{
+	struct client *c = calloc(1, sizeof(*c));
+	char *auth = NULL;
+
+	if (c == NULL)
+		return NULL;
+	c->curl = curl_easy_init();
+	c->base_url = strdup(base_url);
+	if (asprintf(&auth, "Authorization: Bearer %s", token) < 0)
+		auth = NULL;
+	if (c->curl == NULL || c->base_url == NULL || auth == NULL) {
+		free(auth);
+		client_free(c);
+		return NULL;
+	}
+	/* Trailing slashes would double in the paths. */
+	while (c->base_url[0] != '\0' &&
+	       c->base_url[strlen(c->base_url) - 1] == '/')
+		c->base_url[strlen(c->base_url) - 1] = '\0';
+	c->headers = curl_slist_append(NULL, auth);
+	c->headers =
+		curl_slist_append(c->headers, "Content-Type: application/json");
+	free(auth);
+	return c;
+}
+
+void client_free(struct client *c)
+{
+	if (c == NULL)
+		return;
+	curl_easy_cleanup(c->curl);
+	curl_slist_free_all(c->headers);
+	free(c->base_url);
+	free(c);
+}
+
+int client_post(struct client *c, const char *path, json_t *body,
+		long *status, json_t **reply, char **err)
+{
+	char errbuf[CURL_ERROR_SIZE] = "";
+	struct buffer b = {NULL, 0};
+	char *url = NULL, *text;
+	CURLcode rc;
+
+	*reply = NULL;
+	text = body != NULL ? json_dumps(body, JSON_COMPACT) : strdup("{}");
+	if (text == NULL || asprintf(&url, "%s%s", c->base_url, path) < 0) {
+		free(text);
+		*err = strdup("out of memory");
+		return -1;
+	}
+	curl_easy_reset(c->curl);
+	curl_easy_setopt(c->curl, CURLOPT_URL, url);
+	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers);
+	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, text);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, 120L);
+	rc = curl_easy_perform(c->curl);
+	free(url);
+	free(text);
+	if (rc != CURLE_OK) {
+		if (asprintf(err, "%s", errbuf[0] ? errbuf
+						  : curl_easy_strerror(rc)) < 0)
+			*err = NULL;
+		free(b.data);
+		return -1;
+	}
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, status);
+	if (b.data != NULL)
+		*reply = json_loadb(b.data, b.len, 0, NULL);
+	free(b.data);
+	return 0;
+}
+
+const char *client_error_message(json_t *reply)
+{
+	const char *m = json_string_value(
+		json_object_get(json_object_get(reply, "error"), "message"));
+
+	return m != NULL ? m : "no error message";
+}
