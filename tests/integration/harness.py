@@ -1,0 +1,281 @@
+"""Real parts for statbisect's integration tests: a private PostgreSQL
+cluster (scripts/pg-local), the built server and worker binaries, real git
+repositories, and an HTTP client.  No part is mocked."""
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+ADMIN = "integration-admin-token-0123456789"
+
+# A small C benchmark: its mean comes from the file `mean` at build time,
+# its noise (1% sd, Gaussian) from the process id and the clock at run time.
+BENCH_C = r'''#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+int main(void)
+{
+	struct timespec ts;
+	double u1, u2, z;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	srand48((long)ts.tv_nsec ^ ((long)getpid() << 16));
+	u1 = drand48(); u2 = drand48();
+	if (u1 < 1e-12) u1 = 1e-12;
+	z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+	printf("warming up\n");
+	printf("bench.score: %.4f\n", MEAN * (1 + 0.01 * z));
+	printf("aux.constant: 42\n");
+	return 0;
+}
+'''
+
+BUILD_SH = '''#!/bin/sh
+set -e
+if [ -e BROKEN ]; then echo "error: this commit does not compile" >&2; exit 1; fi
+cc -O2 -DMEAN="$(cat mean)" -o bench bench.c -lm
+'''
+
+
+def sh(cmd, cwd=None, env=None):
+    r = subprocess.run(cmd, cwd=cwd, env=env, shell=isinstance(cmd, str),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("command failed (%d): %s\n%s" % (r.returncode, cmd, r.stdout))
+    return r.stdout
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Repo:
+    """A git repository made by the test, one commit at a time."""
+
+    def __init__(self, path):
+        self.path = path
+        os.makedirs(path)
+        self.n = 0
+        self.env = dict(os.environ, GIT_AUTHOR_NAME="Ada Author",
+                        GIT_AUTHOR_EMAIL="ada@example.org",
+                        GIT_COMMITTER_NAME="Ada Author",
+                        GIT_COMMITTER_EMAIL="ada@example.org")
+        sh("git -c init.defaultBranch=main init -q .", cwd=path, env=self.env)
+
+    def write(self, name, text):
+        with open(os.path.join(self.path, name), "w") as f:
+            f.write(text)
+
+    def remove(self, name):
+        p = os.path.join(self.path, name)
+        if os.path.exists(p):
+            os.unlink(p)
+
+    def commit(self, subject):
+        self.n += 1
+        stamp = "@%d +0000" % (1767225600 + 60 * self.n)
+        env = dict(self.env, GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
+        sh("git add -A", cwd=self.path, env=env)
+        sh(["git", "commit", "-q", "--allow-empty", "-m", subject], cwd=self.path, env=env)
+        return sh("git rev-parse HEAD", cwd=self.path).strip()
+
+
+def bench_repo(path, commits, changes=None, broken=()):
+    """commits after the root; changes: {index: new_mean}; broken: indexes
+    whose build fails.  Returns the repo and the SHAs, index 0 the root."""
+    changes = changes or {}
+    repo = Repo(path)
+    mean = 1000.0
+    repo.write("bench.c", BENCH_C)
+    repo.write("build.sh", BUILD_SH)
+    repo.write("mean", "%r\n" % mean)
+    shas = [repo.commit("bench: add the benchmark")]
+    areas = ["net", "mm", "sched", "fs: ext4", "block"]
+    for i in range(1, commits + 1):
+        if i in changes:
+            repo.write("mean", "%r\n" % changes[i])
+        repo.write("file%02d.txt" % (i % 7), "change %d\n" % i)
+        if i in broken:
+            repo.write("BROKEN", "1\n")
+        else:
+            repo.remove("BROKEN")
+        shas.append(repo.commit("%s: change number %d" % (areas[i % len(areas)], i)))
+    return repo, shas
+
+
+class Api:
+    def __init__(self, url, token=ADMIN):
+        self.url = url
+        self.token = token
+
+    def call(self, method, path, body=None, token=None, raw_body=None):
+        data = raw_body if raw_body is not None else (
+            json.dumps(body).encode() if body is not None else None)
+        req = urllib.request.Request(self.url + path, data=data, method=method)
+        tok = self.token if token is None else token
+        if tok:
+            req.add_header("Authorization", "Bearer " + tok)
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                text = r.read().decode()
+                ctype = r.headers.get("Content-Type", "")
+                return r.status, (json.loads(text) if "json" in ctype else text)
+        except urllib.error.HTTPError as e:
+            text = e.read().decode()
+            try:
+                return e.code, json.loads(text)
+            except ValueError:
+                return e.code, text
+
+    def ok(self, method, path, body=None, expect=(200, 201), token=None):
+        status, reply = self.call(method, path, body, token=token)
+        if status not in expect:
+            raise AssertionError("%s %s -> %s %s" % (method, path, status, reply))
+        return reply
+
+
+class Cluster:
+    """A private PostgreSQL cluster started by the project's own script."""
+
+    def __init__(self, root):
+        self.dir = os.path.join(root, "pg")
+        self.conninfo = sh(["bash", os.path.join(ROOT, "scripts/pg-local"), "start",
+                            self.dir]).strip().splitlines()[-1]
+
+    def psql(self, sql, conninfo=None):
+        return sh(["psql", conninfo or self.conninfo, "-AtXc", sql]).strip()
+
+    def database(self, name):
+        """A further empty database in the cluster; its conninfo."""
+        self.psql("create database %s" % name)
+        return self.conninfo.replace("dbname=statbisect", "dbname=" + name)
+
+    def stop(self):
+        subprocess.run(["bash", os.path.join(ROOT, "scripts/pg-local"), "stop", self.dir],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class Service:
+    """statbisect-server (and optionally one worker) on the cluster."""
+
+    def __init__(self, root, cluster, name, worker=True, lease_seconds=None,
+                 smtp_url=None, conninfo=None):
+        self.root = root
+        self.cluster = cluster
+        self.conninfo = conninfo or cluster.conninfo
+        self.name = name
+        self.port = free_port()
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.mail = os.path.join(root, name + "-mail")
+        self.procs = []
+        args = [os.path.join(ROOT, "bin/statbisect-server"), "--db", self.conninfo,
+                "--listen", "127.0.0.1:%d" % self.port, "--mail-dir", self.mail,
+                "--data-dir", os.path.join(root, name + "-data")]
+        if lease_seconds:
+            args += ["--lease-seconds", str(lease_seconds)]
+        if smtp_url:
+            args += ["--smtp-url", smtp_url]
+        self.server = self._spawn(args, name + "-server.log",
+                                  dict(os.environ, STATBISECT_ADMIN_TOKEN=ADMIN))
+        self.api = Api(self.url)
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(self.url + "/healthz", timeout=1)
+                break
+            except Exception:
+                if self.server.poll() is not None:
+                    raise RuntimeError("server exited: " + self.log("server"))
+                time.sleep(0.05)
+        else:
+            raise RuntimeError("server did not answer /healthz")
+        self.worker_token = self.api.ok("POST", "/api/v1/tokens",
+                                        {"name": name + "-worker", "role": "worker"})["token"]
+        self.submit_token = self.api.ok("POST", "/api/v1/tokens",
+                                        {"name": name + "-submit", "role": "submit"})["token"]
+        self.read_token = self.api.ok("POST", "/api/v1/tokens",
+                                      {"name": name + "-read", "role": "read"})["token"]
+        if worker:
+            self.start_worker()
+
+    def _spawn(self, args, log, env=None):
+        out = open(os.path.join(self.root, log), "a")
+        p = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env,
+                             start_new_session=True)
+        self.procs.append(p)
+        return p
+
+    def psql(self, sql):
+        return self.cluster.psql(sql, self.conninfo)
+
+    def start_worker(self, name="box-1"):
+        return self._spawn([os.path.join(ROOT, "bin/statbisect-worker"), "--server", self.url,
+                            "--token", self.worker_token, "--work-dir",
+                            os.path.join(self.root, self.name + "-" + name),
+                            "--name", name], self.name + "-worker.log")
+
+    def log(self, which):
+        with open(os.path.join(self.root, "%s-%s.log" % (self.name, which))) as f:
+            return f.read()[-4000:]
+
+    def stop(self):
+        for p in self.procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        return [p.returncode for p in self.procs]
+
+    def register(self, repo_name, repo, testcase, **tc):
+        self.api.ok("POST", "/api/v1/repos", {"name": repo_name, "url": repo.path,
+                                              "web_url": "https://git.example.org/c/{sha}"})
+        body = {"name": testcase, "build": "sh build.sh", "run": "./bench",
+                "kpi": "bench.score", "higher_is_better": True, "min_change_pct": 1.0,
+                "params": {"test": "score", "nr_task": 1}}
+        body.update(tc)
+        self.api.ok("POST", "/api/v1/testcases", body)
+
+    def submit(self, body):
+        return self.api.ok("POST", "/api/v1/jobs", body, expect=(201,), token=self.submit_token)
+
+    def wait(self, job_id, timeout=300):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            job = self.api.ok("GET", "/api/v1/jobs/%d" % job_id, token=self.read_token)
+            if job["state"] in ("done", "failed", "cancelled"):
+                return job
+            time.sleep(0.3)
+        raise AssertionError("job %d did not finish in %d s; worker log:\n%s" %
+                             (job_id, timeout, self.log("worker")))
+
+
+def workdir():
+    d = tempfile.mkdtemp(prefix="sbtest-")
+    os.chmod(d, 0o755)
+    return d
+
+
+def rmtree(d):
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def rand_index(lo, hi, seed=None):
+    return random.Random(seed).randint(lo, hi)
