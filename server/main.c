@@ -18,8 +18,6 @@
 #include "mailer.h"
 #include "server.h"
 
-struct server_config server_config;
-
 static const struct http_route routes[] = {
 	{"GET", "/healthz", ROLE_NONE, api_healthz},
 	{"POST", "/api/v1/tokens", ROLE_ADMIN, api_tokens_create},

@@ -412,6 +412,7 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 			goto out;
 	}
 	in.robot_name = "statbisect robot";
+	in.robot_email = server_config.mail_from_address;
 	in.service_name = "statbisect performance bisection";
 	in.service_url = base_url;
 	in.tree = facts.repo;

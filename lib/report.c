@@ -1,0 +1,1212 @@
+/*
+ * report - the kernel test robot's report shape, rendered by statbisect.
+ * The contracts are in report.h; the layout is REPORT_FORMAT.md's, and the
+ * number formats are lkp-tests' (lib/compare.rb, show_perf_change).
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REPORT_PLUSMINUS "\xc2\xb1"
+
+/* Column widths of a table row, as lkp-tests names them. */
+#define REPORT_ABS_WIDTH 10
+#define REPORT_REL_WIDTH 10
+
+/* strlen("=?UTF-8?B?") + strlen("?="), spelt out: written as one literal
+ * the two would contain a trigraph. */
+#define REPORT_ENCODED_WORD_OVERHEAD 12
+
+#define REPORT_LINE_SOFT 78
+#define REPORT_LINE_HARD 998
+
+/*
+ * A growing string.  Appends after a failed allocation are no-ops; the
+ * error is reported once, by report_buf_detach.
+ */
+struct report_buf {
+	char *ptr;
+	size_t len;
+	size_t cap;
+	int error;
+};
+
+static void report_buf_reserve(struct report_buf *b, size_t extra)
+{
+	size_t need, cap;
+	char *p;
+
+	if (b->error)
+		return;
+	if (extra > SIZE_MAX - b->len - 1) {
+		b->error = -ENOMEM;
+		return;
+	}
+	need = b->len + extra + 1;
+	if (need <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 256;
+	while (cap < need)
+		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+	p = realloc(b->ptr, cap);
+	if (!p) {
+		b->error = -ENOMEM;
+		return;
+	}
+	b->ptr = p;
+	b->cap = cap;
+}
+
+static void report_buf_put(struct report_buf *b, const char *s, size_t n)
+{
+	report_buf_reserve(b, n);
+	if (b->error)
+		return;
+	memcpy(b->ptr + b->len, s, n);
+	b->len += n;
+	b->ptr[b->len] = '\0';
+}
+
+static void report_buf_puts(struct report_buf *b, const char *s)
+{
+	report_buf_put(b, s, strlen(s));
+}
+
+__attribute__((format(printf, 2, 3))) static void
+report_buf_printf(struct report_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->error)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->error = -EINVAL;
+		return;
+	}
+	report_buf_reserve(b, (size_t)n);
+	if (b->error)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+static void report_buf_dispose(struct report_buf *b)
+{
+	free(b->ptr);
+	b->ptr = NULL;
+	b->len = b->cap = 0;
+}
+
+/* Hand the string to *out, or free it and return the first error. */
+static int report_buf_detach(struct report_buf *b, char **out)
+{
+	int error = b->error;
+
+	if (!error && !b->ptr)
+		report_buf_put(b, "", 0);
+	error = b->error;
+	if (error) {
+		report_buf_dispose(b);
+		return error;
+	}
+	*out = b->ptr;
+	b->ptr = NULL;
+	return 0;
+}
+
+/* ---- checks on input text ------------------------------------------- */
+
+/* A non-empty single line: no C0 control but TAB, no DEL. */
+static bool report_is_line(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!s || !*s)
+		return false;
+	for (; *p; p++)
+		if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+			return false;
+	return true;
+}
+
+/* Multi-line text (commands): as a line, but LF is allowed. */
+static bool report_is_text(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!s || !*s)
+		return false;
+	for (; *p; p++)
+		if ((*p < 0x20 && *p != '\t' && *p != '\n') || *p == 0x7f)
+			return false;
+	return true;
+}
+
+static bool report_is_sha(const char *s)
+{
+	size_t n;
+
+	if (!s)
+		return false;
+	n = strspn(s, "0123456789abcdef");
+	return s[n] == '\0' && (n == 40 || n == 64);
+}
+
+static bool report_is_optional_line(const char *s)
+{
+	return !s || report_is_line(s);
+}
+
+/* A commit subject: a line, possibly empty (git allows empty messages). */
+static bool report_is_subject(const char *s)
+{
+	return s && (!*s || report_is_line(s));
+}
+
+/* ---- numbers ---------------------------------------------------------- */
+
+int report_format_value(char *buf, size_t size, double v)
+{
+	double magnitude = fabs(v);
+	int n;
+
+	if (!buf || !isfinite(v))
+		return -EINVAL;
+	if (magnitude < 1000)
+		n = snprintf(buf, size, "%.2f", v);
+	else if (magnitude > 100000000)
+		n = snprintf(buf, size, "%.4g", v);
+	else
+		n = snprintf(buf, size, "%.0f", trunc(v));
+	if (n < 0)
+		return -EINVAL;
+	if ((size_t)n >= size)
+		return -ERANGE;
+	return 0;
+}
+
+bool report_metric_is_absolute(const char *metric)
+{
+	size_t n = strlen(metric);
+
+	return strncmp(metric, "perf-profile", 12) == 0 ||
+	       (n > 0 && metric[n - 1] == '%');
+}
+
+static double report_change_of(const char *metric, double base, double now)
+{
+	if (report_metric_is_absolute(metric))
+		return now - base;
+	/* lkp-tests divides by 1e-100 for a base of 0, which also turns an
+	 * unchanged 0 into -100%; that one is no change. */
+	if (base == 0 && now == 0)
+		return 0;
+	if (base == 0)
+		base = 1e-100;
+	return 100.0 * (now - base) / fabs(base);
+}
+
+/* " ±NNN%" or six blanks. */
+static void report_put_stddev(struct report_buf *b,
+			      const struct report_side *side)
+{
+	double pct = side->stddev_pct;
+
+	if (side->runs > 1 && isfinite(pct) && pct > 2)
+		report_buf_printf(b, " " REPORT_PLUSMINUS "%3.0f%%",
+				  trunc(pct));
+	else
+		report_buf_puts(b, "      ");
+}
+
+static int report_put_row(struct report_buf *b, const char *metric,
+			  const struct report_side *base,
+			  const struct report_side *culprit, double change)
+{
+	char base_value[64], culprit_value[64];
+	bool absolute;
+	int error;
+
+	if (!report_is_line(metric) || !base || !culprit || !isfinite(change))
+		return -EINVAL;
+	if ((error = report_format_value(base_value, sizeof(base_value),
+					 base->mean)) < 0 ||
+	    (error = report_format_value(culprit_value, sizeof(culprit_value),
+					 culprit->mean)) < 0)
+		return error;
+	absolute = report_metric_is_absolute(metric);
+
+	report_buf_printf(b, "%*s", REPORT_ABS_WIDTH, base_value);
+	report_put_stddev(b, base);
+	if (fabs(change) < 100000)
+		report_buf_printf(b, "%+*.1f", REPORT_REL_WIDTH, change);
+	else
+		report_buf_printf(b, "%+*.2g", REPORT_REL_WIDTH, change);
+	report_buf_puts(b, absolute ? "  " : "% ");
+	report_buf_printf(b, "%*s", REPORT_ABS_WIDTH, culprit_value);
+	report_put_stddev(b, culprit);
+	report_buf_printf(b, "  %s\n", metric);
+	return 0;
+}
+
+int report_format_row_with_change(char **out, const char *metric,
+				  const struct report_side *base,
+				  const struct report_side *culprit,
+				  double change)
+{
+	struct report_buf b = {0};
+	int error;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	error = report_put_row(&b, metric, base, culprit, change);
+	if (error < 0) {
+		report_buf_dispose(&b);
+		return error;
+	}
+	return report_buf_detach(&b, out);
+}
+
+int report_format_row(char **out, const char *metric,
+		      const struct report_side *base,
+		      const struct report_side *culprit)
+{
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!report_is_line(metric) || !base || !culprit ||
+	    !isfinite(base->mean) || !isfinite(culprit->mean))
+		return -EINVAL;
+	return report_format_row_with_change(
+	    out, metric, base, culprit,
+	    report_change_of(metric, base->mean, culprit->mean));
+}
+
+/* ---- subject ---------------------------------------------------------- */
+
+int report_subsystem(char **out, const char *subject)
+{
+	const char *colon, *start, *end;
+	char *copy;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!subject)
+		return -EINVAL;
+	colon = strchr(subject, ':');
+	if (!colon)
+		return 0;
+	start = subject;
+	end = colon;
+	while (start < end && (*start == ' ' || *start == '\t'))
+		start++;
+	while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	if (start == end)
+		return 0;
+	copy = malloc((size_t)(end - start) + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, start, (size_t)(end - start));
+	copy[end - start] = '\0';
+	*out = copy;
+	return 0;
+}
+
+static bool report_is_range_kind(enum report_kind kind)
+{
+	return kind == REPORT_NO_CHANGE || kind == REPORT_INCONCLUSIVE;
+}
+
+/* "-12.7" for a regression (always signed), "2.7" for an improvement. */
+static void report_kpi_change(char *buf, size_t size,
+			      const struct report_input *in)
+{
+	if (in->kind == REPORT_REGRESSION)
+		snprintf(buf, size, "%+.1f", in->change_pct);
+	else
+		snprintf(buf, size, "%.1f", fabs(in->change_pct));
+}
+
+static const char *report_kind_word(enum report_kind kind)
+{
+	return kind == REPORT_REGRESSION ? "regression" : "improvement";
+}
+
+static int report_check_input(const struct report_input *in)
+{
+	size_t i;
+
+	if (!in || !report_is_line(in->robot_name) ||
+	    !report_is_line(in->service_name) ||
+	    !report_is_optional_line(in->service_url) ||
+	    !report_is_optional_line(in->robot_email) ||
+	    !report_is_line(in->tree) || !report_is_line(in->branch) ||
+	    !report_is_line(in->kpi) || !report_is_line(in->testcase) ||
+	    !report_is_optional_line(in->machine) ||
+	    !report_is_optional_line(in->commit_url) ||
+	    !report_is_optional_line(in->job_url) ||
+	    !report_is_optional_line(in->report_url) ||
+	    (in->checkout_cmd && !report_is_text(in->checkout_cmd)) ||
+	    (in->build_cmd && !report_is_text(in->build_cmd)) ||
+	    (in->run_cmd && !report_is_text(in->run_cmd)))
+		return -EINVAL;
+	if (in->param_count && !in->params)
+		return -EINVAL;
+	for (i = 0; i < in->param_count; i++)
+		if (!report_is_line(in->params[i].key) ||
+		    !in->params[i].value ||
+		    (*in->params[i].value &&
+		     !report_is_line(in->params[i].value)))
+			return -EINVAL;
+	if (in->row_count && !in->rows)
+		return -EINVAL;
+	for (i = 0; i < in->row_count; i++) {
+		const struct report_metric_row *r = &in->rows[i];
+
+		if (!report_is_line(r->metric) || !isfinite(r->base.mean) ||
+		    !isfinite(r->culprit.mean) ||
+		    (r->change_given && !isfinite(r->change)))
+			return -EINVAL;
+	}
+	if (isnan(in->confidence) || in->confidence > 1)
+		return -EINVAL;
+	switch (in->kind) {
+	case REPORT_REGRESSION:
+	case REPORT_IMPROVEMENT:
+		if (!isfinite(in->change_pct) ||
+		    !report_is_sha(in->culprit_sha) ||
+		    !report_is_sha(in->parent_sha) ||
+		    !report_is_subject(in->culprit_subject) ||
+		    !report_is_subject(in->parent_subject))
+			return -EINVAL;
+		break;
+	case REPORT_NO_CHANGE:
+	case REPORT_INCONCLUSIVE:
+		if (!report_is_sha(in->good_sha) ||
+		    !report_is_sha(in->bad_sha) ||
+		    (in->good_subject &&
+		     !report_is_subject(in->good_subject)) ||
+		    (in->bad_subject && !report_is_subject(in->bad_subject)))
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int report_render_subject(char **out, const struct report_input *in)
+{
+	struct report_buf b = {0};
+	char *subsystem = NULL;
+	char change[64];
+	int error;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if ((error = report_check_input(in)) < 0)
+		goto out;
+
+	report_buf_printf(&b, "[%s:%s] ", in->tree, in->branch);
+	if (report_is_range_kind(in->kind)) {
+		report_buf_printf(&b, "%s %s in %.10s..%.10s",
+				  in->kind == REPORT_NO_CHANGE
+				      ? "no change of"
+				      : "inconclusive result for",
+				  in->kpi, in->good_sha, in->bad_sha);
+	} else {
+		if ((error = report_subsystem(&subsystem,
+					      in->culprit_subject)) < 0)
+			goto out;
+		if (subsystem)
+			report_buf_printf(&b, "[%s] ", subsystem);
+		report_kpi_change(change, sizeof(change), in);
+		report_buf_printf(&b, " %.10s:  %s %s%% %s", in->culprit_sha,
+				  in->kpi, change, report_kind_word(in->kind));
+	}
+	error = report_buf_detach(&b, out);
+out:
+	free(subsystem);
+	report_buf_dispose(&b);
+	return error;
+}
+
+/* ---- the comparison block --------------------------------------------- */
+
+struct report_sorted_row {
+	const struct report_metric_row *row;
+	const char *key; /* sort key and its length */
+	size_t key_len;
+	size_t group_rows;
+	double change;
+	size_t index;
+};
+
+static size_t report_group_len(const char *metric)
+{
+	const char *dot = strchr(metric, '.');
+
+	return dot ? (size_t)(dot - metric) : strlen(metric);
+}
+
+/* lkp-tests sorts perf-profile rows on their first two components only. */
+static size_t report_sort_key_len(const char *metric)
+{
+	const char *dot;
+
+	if (strncmp(metric, "perf-profile.", 13) != 0)
+		return strlen(metric);
+	dot = strchr(metric + 13, '.');
+	return dot ? (size_t)(dot - metric) : strlen(metric);
+}
+
+static int report_compare_rows(const void *pa, const void *pb)
+{
+	const struct report_sorted_row *a = pa, *b = pb;
+	size_t n = a->key_len < b->key_len ? a->key_len : b->key_len;
+	int c;
+
+	if (a->group_rows != b->group_rows)
+		return a->group_rows < b->group_rows ? -1 : 1;
+	c = memcmp(a->key, b->key, n);
+	if (c)
+		return c;
+	if (a->key_len != b->key_len)
+		return a->key_len < b->key_len ? -1 : 1;
+	if (a->change != b->change)
+		return a->change < b->change ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+struct report_sorted_param {
+	const struct report_param *param;
+	size_t index;
+};
+
+static int report_compare_params(const void *pa, const void *pb)
+{
+	const struct report_sorted_param *a = pa, *b = pb;
+	int c = strcmp(a->param->key, b->param->key);
+
+	if (c)
+		return c;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static int report_put_table(struct report_buf *b,
+			    const struct report_input *in)
+{
+	struct report_sorted_param *params = NULL;
+	struct report_sorted_row *rows = NULL;
+	struct report_param testcase = {"testcase", in->testcase};
+	const char *base_sha, *new_sha, *base_subject, *new_subject;
+	size_t i, j, kpi_row = SIZE_MAX, count = in->param_count;
+	bool have_testcase = false;
+	int error = 0;
+
+	for (i = 0; i < in->param_count; i++)
+		if (strcmp(in->params[i].key, "testcase") == 0)
+			have_testcase = true;
+	if (!have_testcase)
+		count++;
+	params = calloc(count, sizeof(*params));
+	rows = calloc(in->row_count ? in->row_count : 1, sizeof(*rows));
+	if (!params || !rows) {
+		error = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < count; i++) {
+		params[i].param =
+		    i < in->param_count ? &in->params[i] : &testcase;
+		params[i].index = i;
+	}
+	qsort(params, count, sizeof(*params), report_compare_params);
+
+	report_buf_puts(b,
+			"==================================================="
+			"======================================\n");
+	for (i = 0; i < count; i++)
+		report_buf_printf(b, "%s%s", i ? "/" : "",
+				  params[i].param->key);
+	report_buf_puts(b, ":\n  ");
+	for (i = 0; i < count; i++)
+		report_buf_printf(b, "%s%s", i ? "/" : "",
+				  params[i].param->value);
+	report_buf_puts(b, "\n\n");
+
+	if (report_is_range_kind(in->kind)) {
+		base_sha = in->good_sha;
+		base_subject = in->good_subject;
+		new_sha = in->bad_sha;
+		new_subject = in->bad_subject;
+	} else {
+		base_sha = in->parent_sha;
+		base_subject = in->parent_subject;
+		new_sha = in->culprit_sha;
+		new_subject = in->culprit_subject;
+	}
+	report_buf_puts(b, "commit: \n");
+	report_buf_printf(b, "  %.10s", base_sha);
+	if (base_subject)
+		report_buf_printf(b, " (\"%s\")", base_subject);
+	report_buf_printf(b, "\n  %.10s", new_sha);
+	if (new_subject)
+		report_buf_printf(b, " (\"%s\")", new_subject);
+	report_buf_puts(b, "\n\n");
+	report_buf_printf(b, "%16.16s %27.27s \n", base_sha, new_sha);
+	report_buf_puts(b, "---------------- --------------------------- \n");
+	report_buf_puts(b, "         %stddev     %change         %stddev\n");
+	report_buf_puts(b, "             \\          |                \\  \n");
+
+	for (i = 0; i < in->row_count; i++) {
+		const struct report_metric_row *r = &in->rows[i];
+		size_t group_len = report_group_len(r->metric);
+
+		rows[i].row = r;
+		rows[i].key = r->metric;
+		rows[i].key_len = report_sort_key_len(r->metric);
+		rows[i].index = i;
+		rows[i].change =
+		    r->change_given ? r->change
+				    : report_change_of(r->metric, r->base.mean,
+						       r->culprit.mean);
+		for (j = 0; j < in->row_count; j++)
+			if (report_group_len(in->rows[j].metric) ==
+				group_len &&
+			    memcmp(in->rows[j].metric, r->metric, group_len) ==
+				0)
+				rows[i].group_rows++;
+	}
+	qsort(rows, in->row_count, sizeof(*rows), report_compare_rows);
+
+	for (i = 0; in->kpi_row_first && i < in->row_count; i++) {
+		const struct report_metric_row *r = rows[i].row;
+
+		if (strcmp(r->metric, in->kpi) == 0) {
+			error = report_put_row(b, r->metric, &r->base,
+					       &r->culprit, rows[i].change);
+			if (error < 0)
+				goto out;
+			kpi_row = i;
+			break;
+		}
+	}
+	for (i = 0; i < in->row_count; i++) {
+		const struct report_metric_row *r = rows[i].row;
+
+		if (i == kpi_row)
+			continue;
+		error = report_put_row(b, r->metric, &r->base, &r->culprit,
+				       rows[i].change);
+		if (error < 0)
+			goto out;
+	}
+out:
+	free(params);
+	free(rows);
+	return error;
+}
+
+int report_render_table(char **out, const struct report_input *in)
+{
+	struct report_buf b = {0};
+	int error;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if ((error = report_check_input(in)) < 0)
+		return error;
+	if ((error = report_put_table(&b, in)) < 0) {
+		report_buf_dispose(&b);
+		return error;
+	}
+	return report_buf_detach(&b, out);
+}
+
+/* ---- the body --------------------------------------------------------- */
+
+/* A command, each of its lines indented by a tab. */
+static void report_put_command(struct report_buf *b, const char *cmd)
+{
+	const char *line = cmd, *nl;
+
+	while (*line) {
+		nl = strchr(line, '\n');
+		if (!nl)
+			nl = line + strlen(line);
+		if (nl > line) {
+			report_buf_puts(b, "\t");
+			report_buf_put(b, line, (size_t)(nl - line));
+		}
+		report_buf_puts(b, "\n");
+		line = *nl ? nl + 1 : nl;
+	}
+}
+
+static void report_put_testcase(struct report_buf *b,
+				const struct report_input *in)
+{
+	bool range = report_is_range_kind(in->kind);
+	size_t i;
+
+	report_buf_printf(b, "testcase: %s\n", in->testcase);
+	if (in->machine)
+		report_buf_printf(b, "test machine: %s\n", in->machine);
+	report_buf_printf(b, "runs: %zu (%s) / %zu (%s)", in->base_runs,
+			  range ? "good" : "parent", in->culprit_runs,
+			  range ? "bad" : "culprit");
+	if (in->confidence >= 0)
+		report_buf_printf(b, ", confidence: %.1f%%",
+				  floor(in->confidence * 1000 + 1e-6) / 10);
+	report_buf_puts(b, "\n");
+	if (in->param_count) {
+		report_buf_puts(b, "parameters:\n\n");
+		for (i = 0; i < in->param_count; i++)
+			report_buf_printf(b, "\t%s: %s\n", in->params[i].key,
+					  in->params[i].value);
+	}
+}
+
+static void report_put_reproduce(struct report_buf *b,
+				 const struct report_input *in)
+{
+	if (in->job_url) {
+		report_buf_puts(b, "The job page and the raw runs are "
+				   "available at:\n");
+		report_buf_printf(b, "%s\n%s/runs.csv\n%s/runs.json\n\n",
+				  in->job_url, in->job_url, in->job_url);
+	}
+	if (in->checkout_cmd || in->build_cmd || in->run_cmd) {
+		report_buf_puts(b, "To reproduce:\n\n");
+		if (in->checkout_cmd)
+			report_put_command(b, in->checkout_cmd);
+		if (in->build_cmd)
+			report_put_command(b, in->build_cmd);
+		if (in->run_cmd)
+			report_put_command(b, in->run_cmd);
+		report_buf_puts(b, "\n");
+	}
+}
+
+static void report_put_commit_line(struct report_buf *b, const char *label,
+				   const char *sha, const char *subject)
+{
+	report_buf_printf(b, "%s%s", label, sha);
+	if (subject)
+		report_buf_printf(b, " (\"%s\")", subject);
+	report_buf_puts(b, "\n");
+}
+
+int report_render_body(char **out, const struct report_input *in)
+{
+	struct report_buf b = {0};
+	bool range;
+	char change[64];
+	int error;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if ((error = report_check_input(in)) < 0)
+		goto out;
+	range = report_is_range_kind(in->kind);
+
+	report_buf_puts(&b, "\nHello,\n\n");
+	if (in->kind == REPORT_NO_CHANGE) {
+		report_buf_printf(&b,
+				  "%s noticed no change of %s between:\n\n\n",
+				  in->robot_name, in->kpi);
+	} else if (in->kind == REPORT_INCONCLUSIVE) {
+		report_buf_printf(&b,
+				  "%s could not decide whether %s changed "
+				  "between:\n\n\n",
+				  in->robot_name, in->kpi);
+	} else {
+		report_kpi_change(change, sizeof(change), in);
+		report_buf_printf(&b, "%s noticed a %s%% %s of %s on:\n\n\n",
+				  in->robot_name, change,
+				  report_kind_word(in->kind), in->kpi);
+	}
+
+	if (range) {
+		report_put_commit_line(&b, "good: ", in->good_sha,
+				       in->good_subject);
+		report_put_commit_line(&b, "bad:  ", in->bad_sha,
+				       in->bad_subject);
+		report_buf_printf(&b, "%s %s\n\n", in->tree, in->branch);
+		if (in->kind == REPORT_NO_CHANGE)
+			report_buf_puts(
+			    &b, "The two ends of the range perform the "
+				"same within the testcase's margin,\n"
+				"so no commit was bisected.\n\n");
+		else
+			report_buf_puts(
+			    &b, "The runs could neither tell the two "
+				"ends of the range apart nor show\n"
+				"them to be the same within the "
+				"allowed number of runs, so no commit\n"
+				"was bisected.  More runs or a quieter "
+				"machine may decide it.\n\n");
+	} else {
+		report_put_commit_line(&b, "commit: ", in->culprit_sha,
+				       in->culprit_subject);
+		report_buf_printf(&b, "%s %s\n\n",
+				  in->commit_url ? in->commit_url : in->tree,
+				  in->branch);
+	}
+
+	report_put_testcase(&b, in);
+	report_buf_puts(&b, "\n\n");
+
+	if (in->kind == REPORT_REGRESSION) {
+		report_buf_puts(&b,
+				"If you fix the issue in a separate "
+				"patch/commit (i.e. not just a new version "
+				"of\nthe same patch/commit), kindly add "
+				"following tags\n");
+		report_buf_printf(&b, "| Reported-by: %s", in->robot_name);
+		if (in->robot_email)
+			report_buf_printf(&b, " <%s>", in->robot_email);
+		report_buf_puts(&b, "\n");
+		if (in->report_url)
+			report_buf_printf(&b, "| Closes: %s\n",
+					  in->report_url);
+		report_buf_puts(&b, "\n\n");
+	}
+
+	report_buf_puts(&b, "Details are as below:\n");
+	report_buf_puts(&b, "-------------------------------------------------"
+			    "-------------------------------------------------"
+			    ">\n\n\n");
+	report_put_reproduce(&b, in);
+	if ((error = report_put_table(&b, in)) < 0)
+		goto out;
+
+	report_buf_puts(&b, "\n\nDisclaimer:\n");
+	if (in->machine)
+		report_buf_puts(&b,
+				"Results were measured on the test "
+				"machine named above and are provided for\n"
+				"informational purposes only.");
+	else
+		report_buf_puts(&b, "Results were measured on a statbisect "
+				    "test machine and are provided for\n"
+				    "informational purposes only.");
+	report_buf_puts(&b, " Benchmark results are noisy: the table gives "
+			    "the\nmean of each side and its standard "
+			    "deviation.  Any difference in hardware,\n"
+			    "software, configuration or load may change "
+			    "the results.\n\n\n");
+	report_buf_printf(&b, "-- \n%s\n", in->service_name);
+	if (in->service_url)
+		report_buf_printf(&b, "%s\n", in->service_url);
+	error = report_buf_detach(&b, out);
+out:
+	report_buf_dispose(&b);
+	return error;
+}
+
+/* ---- the message ------------------------------------------------------ */
+
+static bool report_is_wsp(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Printable ASCII and blanks only: no CR, LF or other control. */
+static bool report_is_header_text(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (!s || !*s)
+		return false;
+	for (; *p; p++)
+		if ((*p < 0x20 && *p != '\t') || *p >= 0x7f)
+			return false;
+	return true;
+}
+
+/* Valid UTF-8 without C0 controls (TAB aside) and DEL. */
+static bool report_is_utf8_line(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned int c = *p, cp;
+		size_t n, k;
+
+		if (c < 0x80) {
+			if ((c < 0x20 && c != '\t') || c == 0x7f)
+				return false;
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, cp = c & 0x07;
+		else
+			return false;
+		for (k = 1; k <= n; k++) {
+			if ((p[k] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (p[k] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		p += n + 1;
+	}
+	return true;
+}
+
+static bool report_is_atext(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') ||
+	       (c && strchr("!#$%&'*+-/=?^_`{|}~", c));
+}
+
+/* local@domain: dot-atom local part, LDH labels; `n` bytes of `s`. */
+static bool report_is_addr_spec(const char *s, size_t n)
+{
+	const char *at = memchr(s, '@', n);
+	size_t local_len, i, label = 0;
+	const char *domain;
+	size_t domain_len;
+
+	if (!at || n > 254)
+		return false;
+	local_len = (size_t)(at - s);
+	if (local_len == 0 || local_len > 64 || s[0] == '.' ||
+	    s[local_len - 1] == '.')
+		return false;
+	for (i = 0; i < local_len; i++) {
+		if (s[i] == '.' && s[i + 1] == '.')
+			return false;
+		if (s[i] != '.' && !report_is_atext(s[i]))
+			return false;
+	}
+	domain = at + 1;
+	domain_len = n - local_len - 1;
+	if (domain_len == 0 || domain_len > 253)
+		return false;
+	for (i = 0; i <= domain_len; i++) {
+		char c = i < domain_len ? domain[i] : '.';
+
+		if (c == '.') {
+			if (label == 0 || domain[i - 1] == '-' ||
+			    domain[i - label] == '-' || label > 63)
+				return false;
+			label = 0;
+		} else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			   (c >= '0' && c <= '9') || c == '-') {
+			label++;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
+bool report_address_is_valid(const char *address)
+{
+	return address && report_is_addr_spec(address, strlen(address));
+}
+
+static bool report_is_address(const char *s)
+{
+	return report_address_is_valid(s);
+}
+
+/* "<left@right>" with no blanks, controls or further angle brackets. */
+static bool report_is_msg_id(const char *s)
+{
+	size_t n, i;
+
+	if (!s || !report_is_header_text(s))
+		return false;
+	n = strlen(s);
+	if (n < 5 || s[0] != '<' || s[n - 1] != '>' || !memchr(s, '@', n))
+		return false;
+	for (i = 1; i + 1 < n; i++)
+		if (report_is_wsp(s[i]) || s[i] == '<' || s[i] == '>')
+			return false;
+	return s[1] != '@' && s[n - 2] != '@';
+}
+
+/* "addr" or "Name <addr>", ASCII; the name is quoted when it must be. */
+static int report_put_from(struct report_buf *b, const char *from)
+{
+	const char *lt, *name_start, *name_end, *p;
+	bool plain = true;
+	size_t addr_len;
+
+	if (!report_is_header_text(from))
+		return -EINVAL;
+	lt = strrchr(from, '<');
+	if (!lt) {
+		if (!report_is_address(from))
+			return -EINVAL;
+		report_buf_puts(b, from);
+		return 0;
+	}
+	addr_len = strlen(lt + 1);
+	if (addr_len < 2 || lt[addr_len] != '>' ||
+	    !report_is_addr_spec(lt + 1, addr_len - 1))
+		return -EINVAL;
+	name_start = from;
+	name_end = lt;
+	while (name_end > name_start && report_is_wsp(name_end[-1]))
+		name_end--;
+	while (name_start < name_end && report_is_wsp(*name_start))
+		name_start++;
+	for (p = name_start; p < name_end; p++) {
+		if (*p == '<' || *p == '>')
+			return -EINVAL;
+		if (!report_is_atext(*p) && *p != ' ')
+			plain = false;
+	}
+	if (name_end > name_start) {
+		if (plain) {
+			report_buf_put(b, name_start,
+				       (size_t)(name_end - name_start));
+		} else {
+			report_buf_puts(b, "\"");
+			for (p = name_start; p < name_end; p++) {
+				if (*p == '"' || *p == '\\')
+					report_buf_puts(b, "\\");
+				report_buf_put(b, p, 1);
+			}
+			report_buf_puts(b, "\"");
+		}
+		report_buf_puts(b, " ");
+	}
+	report_buf_puts(b, lt);
+	return 0;
+}
+
+/*
+ * Append the header line `line` (no CR or LF) folded before blanks so that
+ * lines stay within 78 octets where a blank allows it.  A fold never comes
+ * before the value's first word or after its last one.
+ */
+static int report_put_folded(struct report_buf *b, const char *line,
+			     size_t value_start)
+{
+	size_t len = strlen(line), start = 0, last_word = 0, i, fold;
+	bool seen_word;
+
+	for (i = value_start; i < len; i++)
+		if (!report_is_wsp(line[i]))
+			last_word = i;
+	while (len - start > REPORT_LINE_SOFT) {
+		fold = 0;
+		seen_word = false;
+		for (i = start ? start : value_start; i < last_word; i++) {
+			if (!report_is_wsp(line[i])) {
+				seen_word = true;
+				continue;
+			}
+			if (!seen_word)
+				continue;
+			if (i - start <= REPORT_LINE_SOFT || !fold)
+				fold = i;
+			if (i - start > REPORT_LINE_SOFT)
+				break;
+		}
+		if (!fold)
+			break;
+		if (fold - start > REPORT_LINE_HARD)
+			return -E2BIG;
+		report_buf_put(b, line + start, fold - start);
+		report_buf_puts(b, "\r\n");
+		start = fold;
+	}
+	if (len - start > REPORT_LINE_HARD)
+		return -E2BIG;
+	report_buf_put(b, line + start, len - start);
+	report_buf_puts(b, "\r\n");
+	return 0;
+}
+
+static int report_put_header(struct report_buf *b, const char *name,
+			     const char *value)
+{
+	struct report_buf line = {0};
+	int error;
+
+	report_buf_printf(&line, "%s: %s", name, value);
+	if ((error = line.error) == 0)
+		error = report_put_folded(b, line.ptr, strlen(name) + 2);
+	report_buf_dispose(&line);
+	return error;
+}
+
+static void report_put_base64(struct report_buf *b, const unsigned char *s,
+			      size_t n)
+{
+	static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				     "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	char quad[4];
+	size_t i;
+
+	for (i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)s[i] << 16;
+
+		if (i + 1 < n)
+			v |= (uint32_t)s[i + 1] << 8;
+		if (i + 2 < n)
+			v |= s[i + 2];
+		quad[0] = digits[(v >> 18) & 63];
+		quad[1] = digits[(v >> 12) & 63];
+		quad[2] = i + 1 < n ? digits[(v >> 6) & 63] : '=';
+		quad[3] = i + 2 < n ? digits[v & 63] : '=';
+		report_buf_put(b, quad, 4);
+	}
+}
+
+/*
+ * Subject as RFC 2047 "B" encoded words of at most 75 octets, one per
+ * line, each line within 78 octets, never splitting a UTF-8 sequence.
+ */
+static void report_put_encoded_subject(struct report_buf *b,
+				       const char *subject)
+{
+	const unsigned char *s = (const unsigned char *)subject;
+	size_t n = strlen(subject), pos = 0, room, take;
+	bool first = true;
+
+	while (pos < n) {
+		room = first ? REPORT_LINE_SOFT - strlen("Subject: ")
+			     : REPORT_LINE_SOFT - 1;
+		if (room > 75)
+			room = 75;
+		take = (room - REPORT_ENCODED_WORD_OVERHEAD) / 4 * 3;
+		if (take > n - pos)
+			take = n - pos;
+		while (pos + take < n && (s[pos + take] & 0xc0) == 0x80)
+			take--;
+		report_buf_puts(b,
+				first ? "Subject: =?UTF-8?B?" : " =?UTF-8?B?");
+		report_put_base64(b, s + pos, take);
+		report_buf_puts(b, "?=\r\n");
+		pos += take;
+		first = false;
+	}
+}
+
+static int report_put_address_list(struct report_buf *b, const char *name,
+				   const char *const *list, size_t count)
+{
+	struct report_buf value = {0};
+	size_t i;
+	int error = 0;
+
+	for (i = 0; i < count; i++) {
+		if (!report_is_address(list[i])) {
+			error = -EINVAL;
+			goto out;
+		}
+		report_buf_printf(&value, "%s%s", i ? ", " : "", list[i]);
+	}
+	if ((error = value.error) == 0)
+		error = report_put_header(b, name, value.ptr);
+out:
+	report_buf_dispose(&value);
+	return error;
+}
+
+/* The body with every line end made CRLF; lines of at most 998 octets. */
+static int report_put_body(struct report_buf *b, const char *body)
+{
+	const char *p = body, *end;
+	size_t n;
+
+	while (*p) {
+		end = p + strcspn(p, "\r\n");
+		n = (size_t)(end - p);
+		if (n > REPORT_LINE_HARD)
+			return -E2BIG;
+		report_buf_put(b, p, n);
+		report_buf_puts(b, "\r\n");
+		if (*end == '\r' && end[1] == '\n')
+			end++;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+int report_message_render(char **out, const struct report_message *msg)
+{
+	struct report_buf b = {0};
+	struct report_buf from = {0};
+	int error;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	error = -EINVAL;
+	if (!msg || !msg->to || msg->to_count == 0 ||
+	    (msg->cc_count && !msg->cc) || !msg->subject || !msg->body ||
+	    !report_is_header_text(msg->date) ||
+	    !report_is_msg_id(msg->message_id) ||
+	    (msg->in_reply_to && !report_is_msg_id(msg->in_reply_to)) ||
+	    !*msg->subject || !report_is_utf8_line(msg->subject))
+		goto out;
+
+	if ((error = report_put_header(&b, "Date", msg->date)) < 0 ||
+	    (error = report_put_from(&from, msg->from)) < 0 ||
+	    (error = from.error) < 0 ||
+	    (error = report_put_header(&b, "From", from.ptr)) < 0 ||
+	    (error = report_put_address_list(&b, "To", msg->to,
+					     msg->to_count)) < 0)
+		goto out;
+	if (msg->cc_count && (error = report_put_address_list(
+				  &b, "Cc", msg->cc, msg->cc_count)) < 0)
+		goto out;
+
+	if (!report_is_header_text(msg->subject) || strstr(msg->subject, "=?"))
+		report_put_encoded_subject(&b, msg->subject);
+	else if ((error = report_put_header(&b, "Subject", msg->subject)) < 0)
+		goto out;
+
+	if ((error = report_put_header(&b, "Message-ID", msg->message_id)) < 0)
+		goto out;
+	if (msg->in_reply_to &&
+	    ((error = report_put_header(&b, "In-Reply-To", msg->in_reply_to)) <
+		 0 ||
+	     (error = report_put_header(&b, "References", msg->in_reply_to)) <
+		 0))
+		goto out;
+	report_buf_puts(&b, "MIME-Version: 1.0\r\n"
+			    "Content-Type: text/plain; charset=utf-8\r\n"
+			    "Content-Transfer-Encoding: 8bit\r\n"
+			    "\r\n");
+	if ((error = report_put_body(&b, msg->body)) < 0)
+		goto out;
+	error = report_buf_detach(&b, out);
+out:
+	report_buf_dispose(&from);
+	report_buf_dispose(&b);
+	return error;
+}
