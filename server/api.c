@@ -12,6 +12,7 @@
 #include "db.h"
 #include "gitrepo.h"
 #include "log.h"
+#include "report.h"
 #include "scheduler.h"
 #include "server.h"
 
@@ -77,24 +78,6 @@ static bool valid_text(const char *s, size_t max_len, bool newlines)
 
 		if (c == 0x7f || (c < 0x20 && c != '\t' &&
 				  !(newlines && (c == '\n' || c == '\r'))))
-			return false;
-	}
-	return true;
-}
-
-/* A plain addr-spec: local@domain, nothing that could become a header. */
-static bool valid_email(const char *s)
-{
-	const char *at = strchr(s, '@');
-	size_t n = strlen(s), i;
-
-	if (n < 3 || n > 254 || at == NULL || at == s || at[1] == '\0' ||
-	    strchr(at + 1, '@') != NULL || strchr(at + 1, '.') == NULL)
-		return false;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c <= 0x20 || c >= 0x7f || strchr("<>()[]\\,;:\"", c))
 			return false;
 	}
 	return true;
@@ -643,7 +626,7 @@ static bool job_request_parse(struct http_response *res, json_t *body,
 	}
 	json_array_foreach(jr->notify, i, v)
 	{
-		if (!json_is_string(v) || !valid_email(json_string_value(v))) {
+		if (!json_is_string(v) || !report_address_is_valid(json_string_value(v))) {
 			http_error(res, 400, "invalid_email",
 				   "'notify' entry %zu is not a plain email "
 				   "address (local@domain)",

@@ -16,6 +16,7 @@
 #include "gitrepo.h"
 #include "log.h"
 #include "mailer.h"
+#include "report.h"
 #include "server.h"
 
 static const struct http_route routes[] = {
@@ -189,6 +190,12 @@ int main(int argc, char **argv)
 	}
 	server_config.base_url = base_url;
 	server_config.mail_from_address = plain_address(server_config.mail_from);
+	if (!report_address_is_valid(server_config.mail_from_address)) {
+		fprintf(stderr, "statbisect-server: STATBISECT_MAIL_FROM '%s' "
+				"has no plain address\n",
+			server_config.mail_from);
+		goto out;
+	}
 	if (sql_dir == NULL)
 		sql_dir = default_sql_dir();
 	if (asprintf(&repos, "%s/repos", server_config.data_dir) < 0)
