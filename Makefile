@@ -90,19 +90,21 @@ check: deps
 	/usr/bin/python3 tests/integration/run.py
 	$(MAKE) contract
 
+# The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer,
+# in a build tree of their own.
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+              -fno-omit-frame-pointer
 check-asan:
-	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
-	    build-asan/tests/dummy 2>/dev/null || true
-	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" unit
+	$(MAKE) BUILD=build-asan CFLAGS="$(ASAN_FLAGS)" unit
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
 run: deps all
-	bash scripts/run
+	bash scripts/run serve
 
 demo: deps all
-	bash scripts/demo
+	bash scripts/run demo
 
 format:
 	clang-format -i lib/*.[ch] server/*.[ch] worker/*.[ch]
