@@ -18,6 +18,7 @@
 #include "client.h"
 #include "gitrepo.h"
 #include "log.h"
+#include "runner.h"
 #include "task.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -273,6 +274,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	char host[256] = "worker", path[128];
 	double poll_s = 1.0;
+	char *cause = NULL;
 	int opt;
 
 	w.server = getenv("STATBISECT_SERVER");
@@ -325,6 +327,12 @@ int main(int argc, char **argv)
 	if (mkdir(w.work_dir, 0755) < 0 && access(w.work_dir, W_OK) < 0) {
 		log_error("cannot use work dir %s", w.work_dir);
 		return 1;
+	}
+	/* Orphans of a benchmark's process group are reaped here, not by
+	 * an init that may be slow to do it (see runner.h). */
+	if (runner_become_subreaper(&cause) < 0) {
+		log_warn("not a subreaper: %s", cause);
+		free(cause);
 	}
 	if (gitrepo_global_init() < 0 ||
 	    curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
