@@ -19,7 +19,8 @@
 #include "report.h"
 #include "server.h"
 
-static const struct http_route routes[] = {
+/* The core contract routes; the route tables of other files follow. */
+static const struct http_route core_routes[] = {
 	{"GET", "/healthz", ROLE_NONE, api_healthz},
 	{"POST", "/api/v1/tokens", ROLE_ADMIN, api_tokens_create},
 	{"POST", "/api/v1/repos", ROLE_ADMIN, api_repos_create},
@@ -34,6 +35,27 @@ static const struct http_route routes[] = {
 	{"POST", "/api/v1/tasks/{}/result", ROLE_WORKER, queue_result},
 	{NULL, NULL, ROLE_NONE, NULL},
 };
+
+/* All tables in one, first match wins; freed by the caller. */
+static struct http_route *all_routes(void)
+{
+	const struct http_route *tables[] = {core_routes, api_more_routes,
+					     web_routes};
+	struct http_route *all;
+	size_t n = 0, t, i;
+
+	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (i = 0; tables[t][i].method != NULL; i++)
+			n++;
+	all = calloc(n + 1, sizeof(*all));
+	if (all == NULL)
+		return NULL;
+	n = 0;
+	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (i = 0; tables[t][i].method != NULL; i++)
+			all[n++] = tables[t][i];
+	return all;
+}
 
 static void usage(FILE *out)
 {
@@ -115,6 +137,7 @@ int main(int argc, char **argv)
 	const char *base_url = env_or("STATBISECT_BASE_URL", NULL);
 	char *sql_dir = NULL, *host = NULL, *url = NULL, *repos = NULL;
 	struct http_server *http = NULL;
+	struct http_route *routes = NULL;
 	struct mailer *mailer = NULL;
 	unsigned threads = 4, port;
 	sigset_t signals;
@@ -221,6 +244,9 @@ int main(int argc, char **argv)
 		log_error("cannot prepare the database (%s)", sql_dir);
 		goto out;
 	}
+	routes = all_routes();
+	if (routes == NULL)
+		goto out;
 	http = http_start(host, port, threads, routes,
 			  env_or("STATBISECT_ADMIN_TOKEN", NULL));
 	if (http == NULL)
@@ -238,6 +264,7 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	http_stop(http);
+	free(routes);
 	mailer_stop(mailer);
 	db_disconnect();
 	free(host);

@@ -28,6 +28,13 @@ void api_jobs_get(struct http_response *res, struct http_request *req);
 void api_jobs_report(struct http_response *res, struct http_request *req);
 void api_jobs_cancel(struct http_response *res, struct http_request *req);
 
+/* api_more.c: the REST API beyond the core contract (lists, runs,
+ * re-run, revocation, OpenAPI).  NULL-method terminated. */
+extern const struct http_route api_more_routes[];
+
+/* web.c: the web UI.  NULL-method terminated. */
+extern const struct http_route web_routes[];
+
 /* queue.c: the worker protocol. */
 void queue_register(struct http_response *res, struct http_request *req);
 void queue_claim(struct http_response *res, struct http_request *req);

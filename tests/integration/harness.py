@@ -279,3 +279,38 @@ def rmtree(d):
 
 def rand_index(lo, hi, seed=None):
     return random.Random(seed).randint(lo, hi)
+
+
+TESTS = []
+
+
+def test(fn):
+    """Registers an integration test case: fn(env) raises on failure."""
+    TESTS.append(fn)
+    return fn
+
+
+def eq(got, want, what):
+    if got != want:
+        raise AssertionError("%s: got %r, want %r" % (what, got, want))
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+class Env:
+    """What the tests share: one cluster and one service with a worker.
+    A test that needs another configuration starts its own Service,
+    usually on a database of its own (cluster.database(name))."""
+
+    def __init__(self, root):
+        self.root = root
+        self.cluster = Cluster(root)
+        self.svc = Service(root, self.cluster, "main")
+
+    def close(self):
+        codes = self.svc.stop()
+        self.cluster.stop()
+        return codes

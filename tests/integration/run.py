@@ -1,302 +1,24 @@
 #!/usr/bin/python3
 """statbisect integration tests: the real server and worker binaries over
 HTTP, on a private PostgreSQL cluster, against git repositories the tests
-make.  Prints one line per test and a closing 'integration: N passed, N
-failed' line; exits non-zero when any test failed.
+make.  Every tests/integration/test_*.py module registers its cases with
+@harness.test; they run in file order, sharing one cluster and one server
+with a worker (harness.Env).  Prints one line per test and a closing
+'integration: N passed, N failed' line; exits non-zero when any failed.
 
 Usage: tests/integration/run.py [-k SUBSTRING] [--keep]
 """
 import argparse
-import email
-import email.policy
 import glob
+import importlib
 import os
 import sys
 import time
 import traceback
-import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 import harness  # noqa: E402
-from harness import Api, Cluster, Service, bench_repo  # noqa: E402
-
-TESTS = []
-
-
-def test(fn):
-    TESTS.append(fn)
-    return fn
-
-
-class Env:
-    """What the tests share: one cluster, one service with a worker."""
-
-    def __init__(self, root):
-        self.root = root
-        self.cluster = Cluster(root)
-        self.svc = Service(root, self.cluster, "main")
-
-
-def eq(got, want, what):
-    if got != want:
-        raise AssertionError("%s: got %r, want %r" % (what, got, want))
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
-
-
-@test
-def bisection_finds_planted_regression_and_reports_it(env):
-    svc = env.svc
-    culprit_idx = harness.rand_index(3, 37)
-    repo, shas = bench_repo(os.path.join(env.root, "regr"), 40, {culprit_idx: 950.0})
-    svc.register("regr", repo, "regr-tc")
-    job = svc.submit({"repo": "regr", "testcase": "regr-tc", "good": shas[0],
-                      "bad": "main", "notify": ["dev@example.org"]})
-    eq(job["state"], "queued", "state at submission")
-    eq(job["good"], shas[0], "good resolved")
-    eq(job["bad"], shas[-1], "bad resolved from a branch name")
-    eq(job["candidates"], 41, "candidate count")
-    done = svc.wait(job["id"])
-    eq(done["state"], "done", "state")
-    eq(done["verdict"], "regression", "verdict")
-    eq(done["culprit"], shas[culprit_idx], "culprit")
-    eq(done["parent"], shas[culprit_idx - 1], "parent")
-    eq([c["commit"] for c in done["culprits"]], [shas[culprit_idx]], "culprits")
-    check(-7.5 < done["change_pct"] < -2.5, "change_pct %r near -5%%" % done["change_pct"])
-    tested = {c["commit"]: c for c in done["commits"]}
-    for i, sha in enumerate(shas):
-        if sha in tested and tested[sha]["classification"] in ("good", "bad"):
-            want = "bad" if i >= culprit_idx else "good"
-            eq(tested[sha]["classification"], want, "class of commit %d" % i)
-    eq(done["runs"], sum(len(c["runs"]) + c["failed_runs"] for c in done["commits"]),
-       "runs counted")
-    check(done["commits_tested"] >= 3, "commits tested")
-
-    status, text = svc.api.call("GET", "/api/v1/jobs/%d/report" % job["id"],
-                                token=svc.read_token)
-    eq(status, 200, "report status")
-    msg = email.message_from_string(text, policy=email.policy.default)
-    subject = str(msg["Subject"])
-    check(shas[culprit_idx][:10] in subject and "regression" in subject,
-          "subject names culprit and kind: %r" % subject)
-    check(subject.startswith("[regr:main] ["), "subject tree/branch: %r" % subject)
-    eq(str(msg["To"]), "dev@example.org", "To")
-    check(msg["Message-ID"] and msg["Date"], "Message-ID and Date present")
-    body = msg.get_content()
-    check(("commit: %s" % shas[culprit_idx]) in body, "body names the culprit")
-    check("https://git.example.org/c/%s" % shas[culprit_idx] in body, "commit link")
-    row = [l for l in body.splitlines() if l.endswith("  bench.score")]
-    eq(len(row), 1, "one KPI row")
-    check(row[0][16:28].strip().startswith("-"), "KPI row shows a drop: %r" % row[0])
-    check("| Reported-by:" in body and "| Closes:" in body, "regression tags")
-
-    # The Maildir got exactly this message, once.
-    deadline = time.time() + 20
-    files = []
-    while time.time() < deadline:
-        files = [f for f in glob.glob(os.path.join(svc.mail, "new", "*"))
-                 if shas[culprit_idx][:10] in open(f).read()]
-        if files:
-            break
-        time.sleep(0.2)
-    eq(len(files), 1, "maildir copies of the report")
-    delivered = email.message_from_binary_file(open(files[0], "rb"),
-                                               policy=email.policy.default)
-    eq(delivered["Message-ID"], msg["Message-ID"], "delivered Message-ID")
-    eq(env.cluster.psql("select count(*) from outbox where job_id = %d and sent_at is not null"
-                        % job["id"]), "1", "outbox row marked sent")
-
-
-@test
-def lower_is_better_drop_is_an_improvement(env):
-    svc = env.svc
-    repo, shas = bench_repo(os.path.join(env.root, "impr"), 24, {17: 940.0})
-    svc.register("impr", repo, "impr-tc", higher_is_better=False)
-    job = svc.submit({"repo": "impr", "testcase": "impr-tc", "good": shas[0], "bad": shas[-1]})
-    done = svc.wait(job["id"])
-    eq((done["verdict"], done["culprit"]), ("improvement", shas[17]), "verdict and culprit")
-    status, text = svc.api.call("GET", "/api/v1/jobs/%d/report" % job["id"])
-    msg = email.message_from_string(text, policy=email.policy.default)
-    check("improvement" in str(msg["Subject"]), "subject says improvement")
-    check("Reported-by" not in msg.get_content(), "no Reported-by for an improvement")
-
-
-@test
-def flat_range_is_no_change(env):
-    svc = env.svc
-    repo, shas = bench_repo(os.path.join(env.root, "flat"), 15)
-    svc.register("flat", repo, "flat-tc")
-    job = svc.submit({"repo": "flat", "testcase": "flat-tc", "good": shas[0], "bad": shas[-1]})
-    done = svc.wait(job["id"])
-    eq((done["state"], done["verdict"], done["culprit"], done["culprits"]),
-       ("done", "no-change", None, []), "no change")
-    tested = sorted(c["index"] for c in done["commits"])
-    eq(tested, [0, 15], "only the endpoints are measured")
-    status, text = svc.api.call("GET", "/api/v1/jobs/%d/report" % job["id"])
-    eq(status, 200, "a no-change job has a report")
-    check("no change" in text, "report says no change")
-
-
-@test
-def commits_that_do_not_build_are_skipped_not_blamed(env):
-    svc = env.svc
-    broken = {9, 10, 11, 12, 13, 14, 15, 16}
-    repo, shas = bench_repo(os.path.join(env.root, "brk"), 32, {25: 950.0}, broken)
-    svc.register("brk", repo, "brk-tc")
-    job = svc.submit({"repo": "brk", "testcase": "brk-tc", "good": shas[0], "bad": shas[-1]})
-    done = svc.wait(job["id"])
-    eq((done["verdict"], done["culprit"]), ("regression", shas[25]), "verdict and culprit")
-    failed = [c["index"] for c in done["commits"] if c["build_failed"]]
-    check(failed and set(failed) <= broken, "broken commits tested were marked: %r" % failed)
-    for c in done["commits"]:
-        if c["build_failed"]:
-            eq((c["runs"], c["classification"]), ([], "skipped"), "skipped commit %d" % c["index"])
-    log = env.cluster.psql("select build_log from job_commits where job_id = %d and build_failed"
-                           " limit 1" % job["id"])
-    check("does not compile" in log, "build log kept: %r" % log)
-
-
-@test
-def bad_requests_are_refused_and_change_nothing(env):
-    svc = env.svc
-    repo, shas = bench_repo(os.path.join(env.root, "badreq"), 5)
-    svc.register("badreq", repo, "badreq-tc")
-    other = harness.Repo(os.path.join(env.root, "other"))
-    other.write("README", "an unrelated history\n")
-    other_sha = other.commit("other: first")
-    before = env.cluster.psql("select count(*) from jobs")
-    base = {"repo": "badreq", "testcase": "badreq-tc", "good": shas[0], "bad": shas[-1]}
-    cases = [
-        (dict(base, good="0" * 40), 422, "unknown_revision"),
-        (dict(base, good="v1.0-missing"), 422, "unknown_revision"),
-        (dict(base, good=other_sha), 422, "unknown_revision"),
-        (dict(base, good=shas[-1], bad=shas[0]), 422, "invalid_range"),
-        (dict(base, good=shas[2], bad=shas[2]), 422, "invalid_range"),
-        (dict(base, good="--upload-pack=evil"), 422, "unknown_revision"),
-        (dict(base, repo="nope"), 404, "unknown_repo"),
-        (dict(base, testcase="nope"), 404, "unknown_testcase"),
-        ({k: v for k, v in base.items() if k != "bad"}, 400, "missing_field"),
-        (dict(base, repo=5), 400, "invalid_field"),
-        (dict(base, notify="dev@example.org"), 400, "invalid_field"),
-        (dict(base, notify=["a@example.org\r\nBcc: evil@example.org"]), 400, "invalid_email"),
-        (dict(base, notify=["not an address"]), 400, "invalid_email"),
-        ([1, 2], 400, "invalid_json"),
-    ]
-    for body, status, code in cases:
-        got, reply = svc.api.call("POST", "/api/v1/jobs", body, token=svc.submit_token)
-        eq((got, reply.get("error", {}).get("code") if isinstance(reply, dict) else reply),
-           (status, code), "POST /jobs %r" % (body,))
-        check(reply["error"]["message"], "error message for %r" % (body,))
-    got, reply = svc.api.call("POST", "/api/v1/jobs", raw_body=b'{"repo": "badreq", ',
-                              token=svc.submit_token)
-    eq((got, reply["error"]["code"]), (400, "invalid_json"), "malformed JSON")
-    eq(svc.api.call("POST", "/api/v1/jobs", base, token="")[0], 401, "no token")
-    eq(svc.api.call("POST", "/api/v1/jobs", base, token="sb_wrong")[0], 401, "unknown token")
-    eq(svc.api.call("POST", "/api/v1/jobs", base, token=svc.read_token)[0], 403, "read token")
-    eq(svc.api.call("POST", "/api/v1/jobs", base, token=svc.worker_token)[0], 403,
-       "worker token on a people's route")
-    eq(svc.api.call("POST", "/api/v1/repos", {"name": "x", "url": "/etc"},
-                    token=svc.submit_token)[0], 403, "submit token registering a repo")
-    eq(svc.api.call("POST", "/api/v1/workers", {"name": "w"}, token=svc.submit_token)[0], 403,
-       "submit token on a worker route")
-    eq(svc.api.call("POST", "/api/v1/repos", {"name": "badreq", "url": repo.path})[0], 409,
-       "duplicate repo")
-    eq(svc.api.call("POST", "/api/v1/repos", {"name": "../x", "url": repo.path})[0], 400,
-       "repo name with a path")
-    eq(svc.api.call("POST", "/api/v1/repos", {"name": "gone", "url": "/nonexistent/repo"})[0],
-       422, "unreachable repo")
-    eq(svc.api.call("POST", "/api/v1/testcases", {"name": "t", "build": "", "run": "x",
-                                                   "kpi": "a b", "higher_is_better": True})[0],
-       400, "kpi with a space")
-    eq(svc.api.call("POST", "/api/v1/testcases", {"name": "t", "build": "", "run": "x",
-                                                   "kpi": "k", "higher_is_better": True,
-                                                   "runs_min": 9, "runs_max": 3})[0],
-       400, "runs_max below runs_min")
-    eq(svc.api.call("GET", "/api/v1/jobs/999999")[0], 404, "unknown job")
-    eq(svc.api.call("GET", "/api/v1/jobs/abc")[0], 404, "non-numeric job id")
-    eq(svc.api.call("GET", "/api/v1/nothing")[0], 404, "unknown route")
-    eq(svc.api.call("PUT", "/api/v1/jobs")[0], 405, "wrong method")
-    eq(env.cluster.psql("select count(*) from jobs"), before, "no job was created")
-    eq(svc.api.call("GET", "/healthz", token="")[0], 200, "healthy after bad input")
-
-
-@test
-def upload_under_a_lapsed_lease_is_refused(env):
-    # A database of its own: the main worker must not take these tasks.
-    svc = Service(env.root, env.cluster, "lease", worker=False, lease_seconds=2,
-                  conninfo=env.cluster.database("lease"))
-    try:
-        repo, shas = bench_repo(os.path.join(env.root, "lease"), 4)
-        svc.register("lease", repo, "lease-tc")
-        job = svc.submit({"repo": "lease", "testcase": "lease-tc", "good": shas[0],
-                          "bad": shas[-1]})
-        w = Api(svc.url, svc.worker_token)
-        wid = w.ok("POST", "/api/v1/workers", {"name": "manual", "machine": "test box"})["id"]
-        task = w.ok("POST", "/api/v1/workers/%d/claim" % wid)["task"]
-        eq((task["job"], task["commit"], task["runs"]), (job["id"], shas[0], 5), "first task")
-        eq(w.ok("POST", "/api/v1/tasks/%d/heartbeat" % task["id"], {"lease": task["lease"]})
-           ["status"], "ok", "heartbeat within the lease")
-        time.sleep(2.5)
-        run = {"exit_code": 0, "wall_s": 0.1, "metrics": {"bench.score": 1000.0}}
-        status, reply = w.call("POST", "/api/v1/tasks/%d/result" % task["id"],
-                               {"lease": task["lease"], "runs": [run] * 5})
-        eq((status, reply["error"]["code"]), (409, "lease_lost"), "late upload")
-        eq(w.call("POST", "/api/v1/tasks/%d/heartbeat" % task["id"],
-                  {"lease": task["lease"]})[0], 409, "late heartbeat")
-        eq(svc.psql("select count(*) from runs where job_id = %d" % job["id"]), "0",
-           "no run counted")
-        # The lapsed task goes back to the queue and is claimed again.
-        again = w.ok("POST", "/api/v1/workers/%d/claim" % wid)["task"]
-        other = w.ok("POST", "/api/v1/workers/%d/claim" % wid)["task"]
-        claimed = {again["id"]: again, other["id"]: other}
-        check(task["id"] in claimed, "the lapsed task was claimed again")
-        renewed = claimed[task["id"]]
-        eq(renewed["lease"], task["lease"] + 1, "new lease number")
-        eq(w.call("POST", "/api/v1/tasks/%d/result" % task["id"],
-                  {"lease": task["lease"], "runs": [run] * 5})[0], 409, "old lease refused")
-        bad = {"exit_code": "zero", "metrics": {}}
-        eq(w.call("POST", "/api/v1/tasks/%d/result" % task["id"],
-                  {"lease": renewed["lease"], "runs": [bad]})[0], 400, "malformed run")
-        eq(w.call("POST", "/api/v1/tasks/%d/result" % task["id"],
-                  {"lease": renewed["lease"], "runs": [run] * 5})[0], 200, "current lease")
-        eq(svc.psql("select count(*) from runs where job_id = %d" % job["id"]), "5",
-           "runs counted once")
-        eq(w.call("POST", "/api/v1/tasks/%d/result" % task["id"],
-                  {"lease": renewed["lease"], "runs": [run] * 5})[0], 409, "second upload")
-        eq(svc.psql("select count(*) from runs where job_id = %d" % job["id"]), "5",
-           "a repeated upload counts nothing")
-
-        # Cancelling stops the job; its open tasks are no longer handed out.
-        status, cancelled = svc.api.call("DELETE", "/api/v1/jobs/%d" % job["id"],
-                                         token=svc.submit_token)
-        eq((status, cancelled["state"]), (200, "cancelled"), "cancel")
-        eq(w.ok("POST", "/api/v1/workers/%d/claim" % wid)["task"], None, "nothing to claim")
-        eq(w.call("POST", "/api/v1/tasks/%d/heartbeat" % other["id"],
-                  {"lease": other["lease"]})[1]["error"]["code"], "cancelled",
-           "heartbeat of a cancelled job")
-        eq(svc.api.call("DELETE", "/api/v1/jobs/%d" % job["id"], token=svc.submit_token)[0],
-           409, "cancel twice")
-    finally:
-        svc.stop()
-
-
-@test
-def restarted_server_keeps_jobs_and_migrates_once(env):
-    svc = Service(env.root, env.cluster, "restart", worker=False)
-    first = svc.api.ok("GET", "/api/v1/jobs/1")
-    codes = svc.stop()
-    eq(codes[0], 0, "server exit status on SIGTERM")
-    svc = Service(env.root, env.cluster, "restart2", worker=False)
-    try:
-        eq(svc.api.ok("GET", "/api/v1/jobs/1")["culprit"], first["culprit"], "job survived")
-        eq(env.cluster.psql("select count(*) from schema_migrations"),
-           str(len(glob.glob(os.path.join(harness.ROOT, "sql", "*.sql")))),
-           "each migration recorded once")
-    finally:
-        svc.stop()
 
 
 def main():
@@ -304,22 +26,25 @@ def main():
     ap.add_argument("-k", default="")
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
+    for path in sorted(glob.glob(os.path.join(HERE, "test_*.py"))):
+        importlib.import_module(os.path.basename(path)[:-3])
     root = harness.workdir()
     passed = failed = 0
     env = None
     try:
-        env = Env(root)
-        for fn in TESTS:
-            if a.k not in fn.__name__:
+        env = harness.Env(root)
+        for fn in harness.TESTS:
+            name = "%s.%s" % (fn.__module__, fn.__name__)
+            if a.k not in name:
                 continue
             t0 = time.time()
             try:
                 fn(env)
                 passed += 1
-                print("PASS %-58s %6.1fs" % (fn.__name__, time.time() - t0), flush=True)
+                print("PASS %-64s %6.1fs" % (name, time.time() - t0), flush=True)
             except Exception:
                 failed += 1
-                print("FAIL %-58s %6.1fs" % (fn.__name__, time.time() - t0), flush=True)
+                print("FAIL %-64s %6.1fs" % (name, time.time() - t0), flush=True)
                 traceback.print_exc()
     except Exception:
         failed += 1
@@ -327,11 +52,10 @@ def main():
         traceback.print_exc()
     finally:
         if env is not None:
-            codes = env.svc.stop()
+            codes = env.close()
             if any(c != 0 for c in codes):
                 print("FAIL processes exited with %r on SIGTERM" % codes)
                 failed += 1
-            env.cluster.stop()
         if a.keep or failed:
             print("kept", root)
         else:
