@@ -32,7 +32,9 @@ UNIT_TESTS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 WORKER_LIB_OBJ := $(filter-out $(BUILD)/worker/main.o,$(WORKER_OBJ))
 SERVER_LIB_OBJ := $(filter-out $(BUILD)/server/main.o,$(SERVER_OBJ))
 
-PROGRAMS := bin/statbisect-server bin/statbisect-worker bin/statbisect-sim
+CLI_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/*.c))
+PROGRAMS := bin/statbisect-server bin/statbisect-worker bin/statbisect-sim \
+            $(if $(wildcard cli/main.c),bin/statbisect)
 
 .PHONY: all check unit integration contract run demo deps clean bench \
         check-asan format
@@ -53,6 +55,10 @@ bin/statbisect-server: $(SERVER_OBJ) $(LIBSB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 bin/statbisect-worker: $(WORKER_OBJ) $(LIBSB)
+	@mkdir -p bin
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bin/statbisect: $(CLI_OBJ) $(LIBSB)
 	@mkdir -p bin
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -88,6 +94,7 @@ check: deps
 	$(MAKE) all $(UNIT_TESTS)
 	bash scripts/run-unit $(UNIT_TESTS)
 	/usr/bin/python3 tests/integration/run.py
+	@if [ -f tests/browser/run.sh ]; then bash tests/browser/run.sh; fi
 	$(MAKE) contract
 
 # The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer,

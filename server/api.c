@@ -481,8 +481,7 @@ out:
 	json_decref(body);
 }
 
-/* GET /api/v1/jobs/{id} and the 201 answer of POST. */
-static json_t *job_json(PGconn *conn, long long job_id)
+json_t *api_job_json(PGconn *conn, long long job_id)
 {
 	char id_text[24];
 	const char *params[1] = {id_text};
@@ -782,9 +781,20 @@ out:
 
 void api_jobs_create(struct http_response *res, struct http_request *req)
 {
+	json_t *body = http_json_body(res, req);
+
+	if (body == NULL)
+		return;
+	api_job_create(res, req, body);
+	json_decref(body);
+}
+
+void api_job_create(struct http_response *res, struct http_request *req,
+		    json_t *body)
+{
 	struct gitrepo_commit *commits = NULL;
 	struct job_request jr = {0};
-	json_t *body = http_json_body(res, req), *job;
+	json_t *job;
 	PGresult *repo_row = NULL, *r;
 	PGconn *conn = db_conn();
 	long long job_id = 0;
@@ -792,8 +802,6 @@ void api_jobs_create(struct http_response *res, struct http_request *req)
 	const char *params[1] = {job_text};
 	size_t count = 0;
 
-	if (body == NULL)
-		return;
 	if (conn == NULL) {
 		db_failed(res);
 		goto out;
@@ -826,7 +834,7 @@ void api_jobs_create(struct http_response *res, struct http_request *req)
 	log_info("job %lld: %s %s %.12s..%.12s, %zu candidates", job_id,
 		 jr.repo, jr.testcase, commits[0].sha, commits[count - 1].sha,
 		 count);
-	job = job_json(conn, job_id);
+	job = api_job_json(conn, job_id);
 	if (job == NULL) {
 		db_failed(res);
 		goto out;
@@ -837,7 +845,6 @@ void api_jobs_create(struct http_response *res, struct http_request *req)
 out:
 	gitrepo_commits_free(commits, count);
 	PQclear(repo_row);
-	json_decref(body);
 }
 
 void api_jobs_get(struct http_response *res, struct http_request *req)
@@ -855,7 +862,7 @@ void api_jobs_get(struct http_response *res, struct http_request *req)
 		db_failed(res);
 		return;
 	}
-	job = job_json(conn, job_id);
+	job = api_job_json(conn, job_id);
 	if (job == NULL) {
 		http_error(res, 404, "not_found", "no job %lld", job_id);
 		return;
@@ -948,7 +955,7 @@ void api_jobs_cancel(struct http_response *res, struct http_request *req)
 	if (db_commit(conn) < 0)
 		goto failed;
 	log_info("job %lld cancelled", job_id);
-	job = job_json(conn, job_id);
+	job = api_job_json(conn, job_id);
 	if (job == NULL)
 		goto failed;
 	http_json(res, 200, job);

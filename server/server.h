@@ -3,6 +3,8 @@
 #ifndef STATBISECT_SERVER_H
 #define STATBISECT_SERVER_H
 
+#include <libpq-fe.h>
+
 #include "http.h"
 
 struct server_config {
@@ -18,6 +20,21 @@ struct server_config {
 extern struct server_config server_config;
 
 /* api.c: the people's REST API. */
+
+/*
+ * The job as GET /api/v1/jobs/{id} answers it (new reference), or NULL when
+ * there is no such job or the database failed.
+ */
+json_t *api_job_json(PGconn *conn, long long job_id);
+
+/*
+ * Validates a job request body (borrowed) as POST /api/v1/jobs takes it,
+ * resolves its revisions, stores the job and its first tasks, and answers
+ * 201 with the job, or the 4xx/5xx error, in `res`.
+ */
+void api_job_create(struct http_response *res, struct http_request *req,
+		    json_t *body);
+
 void api_healthz(struct http_response *res, struct http_request *req);
 void api_tokens_create(struct http_response *res, struct http_request *req);
 void api_repos_create(struct http_response *res, struct http_request *req);
@@ -34,6 +51,11 @@ extern const struct http_route api_more_routes[];
 
 /* web.c: the web UI.  NULL-method terminated. */
 extern const struct http_route web_routes[];
+
+/* routes.c: every route the server answers, in match order: the core
+ * contract routes, then api_more_routes, then web_routes.  Malloc'd,
+ * NULL-method terminated; NULL when out of memory. */
+struct http_route *server_routes(void);
 
 /* queue.c: the worker protocol. */
 void queue_register(struct http_response *res, struct http_request *req);

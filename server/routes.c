@@ -1,0 +1,42 @@
+/* The route table of statbisect-server. */
+#include <stdlib.h>
+
+#include "server.h"
+
+/* The core contract routes; the route tables of other files follow. */
+static const struct http_route core_routes[] = {
+	{"GET", "/healthz", ROLE_NONE, api_healthz},
+	{"POST", "/api/v1/tokens", ROLE_ADMIN, api_tokens_create},
+	{"POST", "/api/v1/repos", ROLE_ADMIN, api_repos_create},
+	{"POST", "/api/v1/testcases", ROLE_ADMIN, api_testcases_create},
+	{"POST", "/api/v1/jobs", ROLE_SUBMIT, api_jobs_create},
+	{"GET", "/api/v1/jobs/{}", ROLE_READ, api_jobs_get},
+	{"DELETE", "/api/v1/jobs/{}", ROLE_SUBMIT, api_jobs_cancel},
+	{"GET", "/api/v1/jobs/{}/report", ROLE_READ, api_jobs_report},
+	{"POST", "/api/v1/workers", ROLE_WORKER, queue_register},
+	{"POST", "/api/v1/workers/{}/claim", ROLE_WORKER, queue_claim},
+	{"POST", "/api/v1/tasks/{}/heartbeat", ROLE_WORKER, queue_heartbeat},
+	{"POST", "/api/v1/tasks/{}/result", ROLE_WORKER, queue_result},
+	{NULL, NULL, ROLE_NONE, NULL},
+};
+
+struct http_route *server_routes(void)
+{
+	const struct http_route *tables[] = {core_routes, api_more_routes,
+					     web_routes};
+	struct http_route *all;
+	size_t n = 0, t, i;
+
+	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (i = 0; tables[t][i].method != NULL; i++)
+			n++;
+	all = calloc(n + 1, sizeof(*all));
+	if (all == NULL)
+		return NULL;
+	n = 0;
+	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+		for (i = 0; tables[t][i].method != NULL; i++)
+			all[n++] = tables[t][i];
+	return all;
+}
+
