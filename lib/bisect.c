@@ -48,15 +48,19 @@ const char *bisect_class_name(enum bisect_class cls)
 							       : "untested";
 }
 
+/*
+ * Change from `from` to `to` in percent of the older mean; when that mean is
+ * 0 (an error count, say) in percent of the newer one, so a change from 0 is
+ * +-100% rather than nothing.
+ */
 static double pct_change(const struct bisect_commit *from,
 			 const struct bisect_commit *to)
 {
-	double base = stats_mean(from->values, from->value_count);
+	double a = stats_mean(from->values, from->value_count);
+	double b = stats_mean(to->values, to->value_count);
+	double base = a != 0.0 ? fabs(a) : fabs(b);
 
-	if (base == 0.0)
-		return 0.0;
-	return 100.0 * (stats_mean(to->values, to->value_count) - base) /
-	       fabs(base);
+	return base == 0.0 ? 0.0 : 100.0 * (b - a) / base;
 }
 
 /* Three-way comparison of two commits' runs. */
@@ -75,6 +79,19 @@ static enum comparison compare(const struct bisect_commit *a,
 	*p_out = welch.p_value;
 	if (welch.p_value < opts->alpha && fabs(pct) >= opts->min_change_pct)
 		return CMP_DIFFERENT;
+	if (pct == 0.0 &&
+	    stats_variance(a->values, a->value_count) == 0.0 &&
+	    stats_variance(b->values, b->value_count) == 0.0)
+		return CMP_SAME; /* the same constant on both sides */
+	/* The equivalence margin is a percentage of the larger mean, so a
+	 * mean of 0 on one side still leaves a margin. */
+	if (fabs(stats_mean(a->values, a->value_count)) <
+	    fabs(stats_mean(b->values, b->value_count))) {
+		const struct bisect_commit *swap = a;
+
+		a = b;
+		b = swap;
+	}
 	if (stats_tost(&tost, a->values, a->value_count, b->values,
 		       b->value_count, opts->min_change_pct) == 0 &&
 	    tost.p_value < BISECT_ALPHA_EQUIVALENCE)

@@ -37,21 +37,36 @@ int gitrepo_global_init(void)
 	return git_libgit2_init() < 0 ? -1 : 0;
 }
 
-/* A fresh bare mirror's HEAD names refs/heads/master; point it at the branch
- * the source actually has so that "HEAD" resolves. */
-static void fix_head(git_repository *repo)
+/*
+ * Points the mirror's HEAD at the branch the source's HEAD names, so that
+ * "HEAD" means there what it means in the source.  A source that does not
+ * say (or cannot be asked) keeps the mirror's HEAD, or gets main or master
+ * when the mirror's HEAD is unborn.
+ */
+static void follow_source_head(git_repository *repo, git_remote *remote)
 {
-	static const char *const candidates[] = {"refs/heads/main",
-						 "refs/heads/master"};
+	static const char *const fallbacks[] = {"refs/heads/main",
+						"refs/heads/master"};
+	git_buf branch = {0};
 	git_reference *ref = NULL;
 	size_t i;
 
+	if (git_remote_connect(remote, GIT_DIRECTION_FETCH, NULL, NULL,
+			       NULL) == 0) {
+		if (git_remote_default_branch(&branch, remote) == 0 &&
+		    git_reference_lookup(&ref, repo, branch.ptr) == 0) {
+			git_reference_free(ref);
+			git_repository_set_head(repo, branch.ptr);
+		}
+		git_buf_dispose(&branch);
+		git_remote_disconnect(remote);
+	}
 	if (git_repository_head_unborn(repo) != 1)
 		return;
-	for (i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
-		if (git_reference_lookup(&ref, repo, candidates[i]) == 0) {
+	for (i = 0; i < sizeof(fallbacks) / sizeof(fallbacks[0]); i++) {
+		if (git_reference_lookup(&ref, repo, fallbacks[i]) == 0) {
 			git_reference_free(ref);
-			git_repository_set_head(repo, candidates[i]);
+			git_repository_set_head(repo, fallbacks[i]);
 			return;
 		}
 	}
@@ -69,6 +84,9 @@ int gitrepo_open(git_repository **out, const char *path, char **err)
 int gitrepo_mirror(git_repository **out, const char *path, const char *url,
 		   char **err)
 {
+	/* Every ref of the source under its own name: a mirror. */
+	char *mirror_spec = "+refs/*:refs/*";
+	git_strarray refspecs = {&mirror_spec, 1};
 	git_fetch_options fetch_opts;
 	git_repository *repo = NULL;
 	git_remote *remote = NULL;
@@ -76,41 +94,29 @@ int gitrepo_mirror(git_repository **out, const char *path, const char *url,
 	int error = -1;
 
 	if (stat(path, &st) == 0) {
-		if (git_repository_open_bare(&repo, path) < 0 ||
-		    git_remote_lookup(&remote, repo, "origin") < 0) {
+		if (git_repository_open_bare(&repo, path) < 0) {
 			gitrepo_set_error(err, "cannot open mirror");
 			goto out;
 		}
-		if (git_remote_set_url(repo, "origin", url) < 0) {
-			gitrepo_set_error(err, "cannot set mirror url");
-			goto out;
-		}
-		git_remote_free(remote);
-		remote = NULL;
-		if (git_remote_lookup(&remote, repo, "origin") < 0) {
-			gitrepo_set_error(err, "cannot open mirror");
-			goto out;
-		}
-	} else {
-		if (git_repository_init(&repo, path, 1) < 0) {
-			gitrepo_set_error(err, "cannot create mirror");
-			goto out;
-		}
-		if (git_remote_create_with_fetchspec(&remote, repo, "origin",
-						     url, "+refs/*:refs/*") <
-		    0) {
-			gitrepo_set_error(err, "cannot add remote");
-			goto out;
-		}
+	} else if (git_repository_init(&repo, path, 1) < 0) {
+		gitrepo_set_error(err, "cannot create mirror");
+		goto out;
+	}
+	/* An anonymous remote keeps the URL out of the mirror's config, so
+	 * the registered URL is always the one fetched, and avoids libgit2
+	 * 1.5's leak in named-remote config lookups. */
+	if (git_remote_create_anonymous(&remote, repo, url) < 0) {
+		gitrepo_set_error(err, "cannot use the repository URL");
+		goto out;
 	}
 	git_fetch_options_init(&fetch_opts, GIT_FETCH_OPTIONS_VERSION);
 	fetch_opts.prune = GIT_FETCH_PRUNE;
 	fetch_opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
-	if (git_remote_fetch(remote, NULL, &fetch_opts, NULL) < 0) {
+	if (git_remote_fetch(remote, &refspecs, &fetch_opts, NULL) < 0) {
 		gitrepo_set_error(err, "cannot fetch repository");
 		goto out;
 	}
-	fix_head(repo);
+	follow_source_head(repo, remote);
 	*out = repo;
 	repo = NULL;
 	error = 0;
@@ -290,7 +296,10 @@ int gitrepo_checkout(git_repository *repo, const char *workdir,
 			   strerror(errno));
 		return -1;
 	}
-	if (git_repository_set_workdir(repo, workdir, 0) < 0) {
+	/* update_gitlink writes workdir/.git pointing at the mirror, so that
+	 * git commands of a build script run in the worktree see the commit
+	 * checked out, not some repository around it. */
+	if (git_repository_set_workdir(repo, workdir, 1) < 0) {
 		gitrepo_set_error(err, "cannot attach worktree");
 		goto out;
 	}
