@@ -5,23 +5,137 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "db.h"
 #include "log.h"
+#include "report.h"
 #include "server.h"
+
+/* Seconds of failed attempts after which a report is given up. */
+#define MAILER_GIVE_UP_TEXT "172800"
 
 struct mailer {
 	pthread_t thread;
 	atomic_bool stop;
+	char *curl_url; /* server_config.smtp_url as libcurl takes it */
+	long use_ssl;
 };
+
+static void set_cause(char **cause, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void set_cause(char **cause, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cause == NULL)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(cause, fmt, ap) < 0)
+		*cause = NULL;
+	va_end(ap);
+}
+
+int mailer_smtp_url(const char *url, char **curl_url, long *use_ssl,
+		    char **cause)
+{
+	static const struct {
+		const char *scheme, *curl_scheme;
+		long use_ssl;
+	} schemes[] = {
+	    {"smtp+starttls://", "smtp://", CURLUSESSL_ALL},
+	    {"smtps://", "smtps://", CURLUSESSL_ALL},
+	    {"smtp://", "smtp://", CURLUSESSL_NONE},
+	};
+	const char *rest = NULL, *p;
+	size_t i;
+
+	if (cause != NULL)
+		*cause = NULL;
+	*curl_url = NULL;
+	if (url == NULL) {
+		set_cause(cause, "no SMTP URL");
+		return -EINVAL;
+	}
+	for (p = url; *p != '\0'; p++) {
+		if ((unsigned char)*p <= ' ' || *p == 0x7f) {
+			set_cause(cause, "SMTP URL holds a space or a control "
+					 "character");
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++) {
+		size_t n = strlen(schemes[i].scheme);
+
+		if (strncasecmp(url, schemes[i].scheme, n) == 0) {
+			rest = url + n;
+			break;
+		}
+	}
+	if (rest == NULL) {
+		set_cause(cause,
+			  "SMTP URL '%.40s...' must start with smtp://, "
+			  "smtps:// or smtp+starttls://",
+			  url);
+		return -EINVAL;
+	}
+	/* The host: after any user information, before port or path. */
+	p = strchr(rest, '@');
+	if (p != NULL && p < rest + strcspn(rest, "/?#"))
+		rest = p + 1;
+	if (*rest == '\0' || *rest == ':' || *rest == '/' || *rest == '?' ||
+	    *rest == '#') {
+		set_cause(cause, "SMTP URL has no host");
+		return -EINVAL;
+	}
+	if (asprintf(curl_url, "%s%s", schemes[i].curl_scheme,
+		     url + strlen(schemes[i].scheme)) < 0) {
+		*curl_url = NULL;
+		return -ENOMEM;
+	}
+	*use_ssl = schemes[i].use_ssl;
+	return 0;
+}
+
+char *mailer_url_redacted(const char *url)
+{
+	const char *scheme_end = strstr(url, "://"), *authority, *at, *colon;
+	size_t authority_len;
+	char *out;
+
+	if (scheme_end == NULL)
+		return strdup(url);
+	authority = scheme_end + 3;
+	authority_len = strcspn(authority, "/?#");
+	at = memchr(authority, '@', authority_len);
+	/* The last '@' of the authority ends the user information. */
+	while (at != NULL) {
+		const char *next = memchr(
+		    at + 1, '@', authority_len - (size_t)(at + 1 - authority));
+
+		if (next == NULL)
+			break;
+		at = next;
+	}
+	if (at == NULL)
+		return strdup(url);
+	colon = memchr(authority, ':', (size_t)(at - authority));
+	if (colon == NULL)
+		return strdup(url);
+	if (asprintf(&out, "%.*s:***%s", (int)(colon - url), url, at) < 0)
+		return NULL;
+	return out;
+}
 
 static int make_dir(const char *path)
 {
@@ -108,47 +222,91 @@ static void plain_address(char *out, size_t size, const char *from)
 		snprintf(out, size, "<%s>", from);
 }
 
-static int smtp_deliver(const char *url, json_t *recipients,
+/* libcurl's progress callback: a stop request aborts the transfer. */
+static int abort_on_stop(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+			 curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct mailer *m = arg;
+
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return atomic_load(&m->stop) ? 1 : 0;
+}
+
+/*
+ * Sends `message` to `recipients` (a JSON array of addresses) over SMTP.
+ * Every recipient is checked again: an address that reached the outbox
+ * some other way can never add an SMTP command (RCPT TO:<a>\r\nDATA).
+ */
+static int smtp_deliver(struct mailer *m, json_t *recipients,
 			const char *message, char **err)
 {
 	struct upload up = {message, strlen(message), 0};
-	struct curl_slist *rcpt = NULL;
+	struct curl_slist *rcpt = NULL, *added;
 	char from[512], errbuf[CURL_ERROR_SIZE] = "";
+	long response = 0;
 	CURLcode rc;
 	CURL *curl;
 	size_t i;
 	json_t *r;
 
-	curl = curl_easy_init();
-	if (curl == NULL) {
-		*err = strdup("cannot start libcurl");
-		return -1;
-	}
 	json_array_foreach(recipients, i, r)
 	{
 		char addr[512];
 
+		if (!json_is_string(r) ||
+		    !report_address_is_valid(json_string_value(r))) {
+			curl_slist_free_all(rcpt);
+			*err = strdup("smtp: the outbox row holds a recipient "
+				      "that is not a plain address");
+			return -1;
+		}
 		snprintf(addr, sizeof(addr), "<%s>", json_string_value(r));
-		rcpt = curl_slist_append(rcpt, addr);
+		added = curl_slist_append(rcpt, addr);
+		if (added == NULL) {
+			curl_slist_free_all(rcpt);
+			*err = strdup("smtp: out of memory");
+			return -1;
+		}
+		rcpt = added;
+	}
+	curl = curl_easy_init();
+	if (curl == NULL) {
+		curl_slist_free_all(rcpt);
+		*err = strdup("cannot start libcurl");
+		return -1;
 	}
 	plain_address(from, sizeof(from), server_config.mail_from);
-	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_URL, m->curl_url);
+	curl_easy_setopt(curl, CURLOPT_USE_SSL, m->use_ssl);
 	curl_easy_setopt(curl, CURLOPT_MAIL_FROM, from);
 	curl_easy_setopt(curl, CURLOPT_MAIL_RCPT, rcpt);
 	curl_easy_setopt(curl, CURLOPT_READFUNCTION, read_message);
 	curl_easy_setopt(curl, CURLOPT_READDATA, &up);
+	curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)up.len);
 	curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
+	curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, abort_on_stop);
+	curl_easy_setopt(curl, CURLOPT_XFERINFODATA, m);
 	rc = curl_easy_perform(curl);
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response);
 	curl_slist_free_all(rcpt);
 	curl_easy_cleanup(curl);
 	if (rc != CURLE_OK) {
-		if (asprintf(err, "smtp: %s", errbuf[0] ? errbuf
-							: curl_easy_strerror(rc)) <
-		    0)
+		char code[48] = "";
+
+		if (response > 0)
+			snprintf(code, sizeof(code), " (server said %ld)",
+				 response);
+		if (asprintf(err, "smtp: %s%s",
+			     errbuf[0] ? errbuf : curl_easy_strerror(rc),
+			     code) < 0)
 			*err = NULL;
 		return -1;
 	}
@@ -157,9 +315,10 @@ static int smtp_deliver(const char *url, json_t *recipients,
 
 /* Delivers at most one due row; 1 when one was handled, 0 when none was
  * due, -1 on a database error. */
-static int deliver_one(PGconn *conn)
+static int deliver_one(struct mailer *m, PGconn *conn)
 {
-	const char *params[2];
+	const char *params[3];
+	char retry_max[24];
 	char *err = NULL;
 	json_t *recipients;
 	PGresult *r, *u;
@@ -169,7 +328,8 @@ static int deliver_one(PGconn *conn)
 		return -1;
 	r = db_exec(conn,
 		    "SELECT id, recipients, message, attempts FROM outbox"
-		    " WHERE sent_at IS NULL AND next_attempt_at <= now()"
+		    " WHERE sent_at IS NULL AND failed_at IS NULL"
+		    " AND next_attempt_at <= now()"
 		    " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
 		    0, NULL);
 	if (r == NULL) {
@@ -182,34 +342,44 @@ static int deliver_one(PGconn *conn)
 		return 0;
 	}
 	recipients = json_loads(db_text(r, 0, 1), 0, NULL);
-	if (server_config.smtp_url != NULL && server_config.smtp_url[0]) {
+	if (m->curl_url != NULL) {
 		if (json_array_size(recipients) == 0)
 			rc = 0; /* nobody to tell; the report stays readable */
 		else
-			rc = smtp_deliver(server_config.smtp_url, recipients,
-					  db_text(r, 0, 2), &err);
+			rc = smtp_deliver(m, recipients, db_text(r, 0, 2),
+					  &err);
 	} else {
 		rc = mailer_maildir_deliver(server_config.mail_dir,
 					    db_text(r, 0, 2), db_int(r, 0, 0),
 					    &err);
 	}
 	json_decref(recipients);
+	snprintf(retry_max, sizeof(retry_max), "%u",
+		 server_config.smtp_retry_max);
 	params[0] = db_text(r, 0, 0);
 	params[1] = err != NULL ? err : "delivery failed";
+	params[2] = retry_max;
 	if (rc == 0) {
 		u = db_exec(conn,
 			    "UPDATE outbox SET sent_at = now(),"
+			    " last_attempt_at = now(),"
 			    " attempts = attempts + 1, last_error = NULL"
 			    " WHERE id = $1",
 			    1, params);
 		log_info("report %s delivered", params[0]);
 	} else {
+		/* 5 s, 10 s, 20 s ... up to the retry maximum; given up
+		 * after two days of failures. */
 		u = db_exec(conn,
 			    "UPDATE outbox SET attempts = attempts + 1,"
-			    " last_error = $2, next_attempt_at = now() +"
-			    " make_interval(secs => least(3600, 5 * 2 ^"
-			    " least(attempts, 12))) WHERE id = $1",
-			    2, params);
+			    " last_error = $2, last_attempt_at = now(),"
+			    " next_attempt_at = now() + make_interval(secs =>"
+			    " least($3::double precision, 5 * 2 ^"
+			    " least(attempts, 20))),"
+			    " failed_at = CASE WHEN created_at < now() -"
+			    " make_interval(secs => " MAILER_GIVE_UP_TEXT ")"
+			    " THEN now() END WHERE id = $1",
+			    3, params);
 		log_warn("report %s not delivered: %s", params[0], params[1]);
 	}
 	free(err);
@@ -228,7 +398,7 @@ static void *mailer_main(void *arg)
 
 	while (!atomic_load(&m->stop)) {
 		PGconn *conn = db_conn();
-		int rc = conn != NULL ? deliver_one(conn) : -1;
+		int rc = conn != NULL ? deliver_one(m, conn) : -1;
 
 		if (rc == 1)
 			continue;
@@ -243,11 +413,21 @@ static void *mailer_main(void *arg)
 struct mailer *mailer_start(void)
 {
 	struct mailer *m = calloc(1, sizeof(*m));
+	char *cause = NULL;
 
 	if (m == NULL)
 		return NULL;
 	atomic_init(&m->stop, false);
+	if (server_config.smtp_url != NULL && server_config.smtp_url[0] &&
+	    mailer_smtp_url(server_config.smtp_url, &m->curl_url, &m->use_ssl,
+			    &cause) < 0) {
+		log_error("%s", cause != NULL ? cause : "out of memory");
+		free(cause);
+		free(m);
+		return NULL;
+	}
 	if (pthread_create(&m->thread, NULL, mailer_main, m) != 0) {
+		free(m->curl_url);
 		free(m);
 		return NULL;
 	}
@@ -260,5 +440,6 @@ void mailer_stop(struct mailer *mailer)
 		return;
 	atomic_store(&mailer->stop, true);
 	pthread_join(mailer->thread, NULL);
+	free(mailer->curl_url);
 	free(mailer);
 }

@@ -8,11 +8,13 @@
 #include "scheduler.h"
 
 /*
- * Renders the RFC 5322 report of `job` (whose engine result is final) with
- * lib/report.h and inserts it into the outbox.  `base_url` is where people
- * reach the server.  Returns 0 or -1 on a database or rendering error.
+ * Renders the RFC 5322 report of culprit `which` of `job` (whose engine
+ * result is final; for a job without culprits, the report on the range)
+ * with lib/report.h and inserts it into the outbox.  `base_url` is where
+ * people reach the server.  Returns 0 or -1 on a database or rendering
+ * error.
  */
 int reportjob_queue(PGconn *conn, const struct sched_job *job,
-		    const char *base_url);
+		    const char *base_url, size_t which);
 
 #endif

@@ -406,6 +406,295 @@ static void test_metrics__invalid_arguments(void **state)
 	assert_int_equal(metrics_new(NULL), -EINVAL);
 }
 
+static struct metrics *parse_json(const char *text, const char *prefix,
+				  enum metrics_format want)
+{
+	enum metrics_format format = (enum metrics_format)-1;
+	struct metrics *m = NULL;
+
+	assert_int_equal(
+		metrics_parse_output(&m, text, strlen(text), prefix, &format),
+		0);
+	assert_non_null(m);
+	assert_int_equal(format, want);
+	return m;
+}
+
+static void test_metrics__flat_json(void **state)
+{
+	struct metrics *m;
+
+	(void)state;
+	m = parse_json("{\"a\": 1, \"b.c\": 2.5, \"s\": \"7\", \"t\": true,"
+		       " \"n\": null, \"arr\": [1, 2], \"neg\": -3e-2,"
+		       " \"nested\": {\"x\": 3, \"y\": {\"z\": 4}, \"e\": {}},"
+		       " \"sp ace\\u00e9\": 5, \"\": 6, \"big\":"
+		       " 123456789012345678901234567890, \"a\": 8}",
+		       NULL, METRICS_FORMAT_JSON);
+	assert_int_equal(m->count, 7);
+	assert_entry(m, 0, "a", 8); /* the last value wins */
+	assert_entry(m, 1, "b.c", 2.5);
+	assert_entry(m, 2, "neg", -3e-2);
+	assert_entry(m, 3, "nested.x", 3);
+	assert_entry(m, 4, "nested.y.z", 4);
+	assert_entry(m, 5, "sp_ace__", 5);
+	assert_entry(m, 6, "big", 123456789012345678901234567890.0);
+	metrics_free(m);
+
+	m = parse_json("{\"a\": 1, \"n\": {\"b\": 2}}", "mon.",
+		       METRICS_FORMAT_JSON);
+	assert_int_equal(m->count, 2);
+	assert_entry(m, 0, "mon.a", 1);
+	assert_entry(m, 1, "mon.n.b", 2);
+	metrics_free(m);
+}
+
+static void test_metrics__json_name_length_limit(void **state)
+{
+	char text[700], key[300];
+	struct metrics *m;
+
+	(void)state;
+	memset(key, 'k', sizeof(key));
+	key[METRICS_NAME_MAX] = '\0';
+	snprintf(text, sizeof(text), "{\"%s\": 1, \"%sk\": 2, \"o\": 3}", key,
+		 key);
+	m = parse_json(text, NULL, METRICS_FORMAT_JSON);
+	assert_int_equal(m->count, 2);
+	assert_entry(m, 0, key, 1);
+	assert_entry(m, 1, "o", 3);
+	metrics_free(m);
+	/* with a prefix the 255-byte key no longer fits */
+	m = parse_json(text, "p.", METRICS_FORMAT_JSON);
+	assert_int_equal(m->count, 1);
+	assert_entry(m, 0, "p.o", 3);
+	metrics_free(m);
+}
+
+/* Shaped as benchmark 1.8's --benchmark_format=json prints it. */
+static const char gbench_json[] =
+	"{\n"
+	"  \"context\": {\"date\": \"2024-01-01T00:00:00+00:00\","
+	" \"num_cpus\": 8, \"mhz_per_cpu\": 2400, \"library_build_type\":"
+	" \"release\"},\n"
+	"  \"benchmarks\": [\n"
+	"    {\"name\": \"BM_memcpy/8\", \"family_index\": 0,"
+	" \"per_family_instance_index\": 0, \"run_name\": \"BM_memcpy/8\","
+	" \"run_type\": \"iteration\", \"repetitions\": 1,"
+	" \"repetition_index\": 0, \"threads\": 1, \"iterations\": 89600000,"
+	" \"real_time\": 7.5, \"cpu_time\": 7.25, \"time_unit\": \"ns\","
+	" \"bytes_per_second\": 1.0e9, \"items_per_second\": 1.3e8},\n"
+	"    {\"name\": \"BM_sort/1024\", \"run_name\": \"BM_sort/1024\","
+	" \"run_type\": \"iteration\", \"iterations\": 1000,"
+	" \"real_time\": 10, \"cpu_time\": 9, \"time_unit\": \"us\","
+	" \"Swaps\": 512, \"label\": \"quick\"},\n"
+	"    {\"name\": \"BM_sort/1024\", \"run_name\": \"BM_sort/1024\","
+	" \"run_type\": \"iteration\", \"iterations\": 1000,"
+	" \"real_time\": 20, \"cpu_time\": 19, \"time_unit\": \"us\","
+	" \"Swaps\": 514},\n"
+	"    {\"name\": \"BM_sort/1024\", \"run_name\": \"BM_sort/1024\","
+	" \"run_type\": \"iteration\", \"iterations\": 1000,"
+	" \"real_time\": 30, \"cpu_time\": 29, \"time_unit\": \"us\","
+	" \"Swaps\": 516},\n"
+	"    {\"name\": \"BM_sort/1024_mean\", \"run_name\": \"BM_sort/1024\","
+	" \"run_type\": \"aggregate\", \"aggregate_name\": \"mean\","
+	" \"aggregate_unit\": \"time\", \"iterations\": 3,"
+	" \"real_time\": 20, \"cpu_time\": 19, \"time_unit\": \"us\","
+	" \"Swaps\": 514},\n"
+	"    {\"name\": \"BM_sort/1024_cv\", \"run_name\": \"BM_sort/1024\","
+	" \"run_type\": \"aggregate\", \"aggregate_name\": \"cv\","
+	" \"aggregate_unit\": \"percentage\", \"iterations\": 3,"
+	" \"real_time\": 0.5, \"cpu_time\": 0.25, \"time_unit\": \"us\"},\n"
+	"    {\"name\": \"BM_slow\", \"run_type\": \"iteration\","
+	" \"real_time\": 1.5, \"cpu_time\": 2, \"time_unit\": \"s\"},\n"
+	"    {\"name\": \"BM_ms\", \"real_time\": 3, \"cpu_time\": 4,"
+	" \"time_unit\": \"ms\"},\n"
+	"    {\"name\": \"BM_odd unit\", \"real_time\": 3, \"cpu_time\": 4,"
+	" \"time_unit\": \"fortnight\", \"items_per_second\": 5},\n"
+	"    {\"name\": \"BM_failed\", \"error_occurred\": true,"
+	" \"error_message\": \"oops\", \"real_time\": 1, \"cpu_time\": 1,"
+	" \"time_unit\": \"ns\"},\n"
+	"    {\"run_name\": \"nameless\", \"real_time\": 1},\n"
+	"    \"not an object\"\n"
+	"  ]\n"
+	"}\n";
+
+static void test_metrics__google_benchmark_json(void **state)
+{
+	struct metrics *m;
+	size_t i = 0;
+
+	(void)state;
+	m = parse_json(gbench_json, NULL, METRICS_FORMAT_GBENCH);
+	assert_int_equal(m->count, 17);
+	assert_entry(m, i++, "BM_memcpy/8.real_time_ns", 7.5);
+	assert_entry(m, i++, "BM_memcpy/8.cpu_time_ns", 7.25);
+	assert_entry(m, i++, "BM_memcpy/8.bytes_per_second", 1.0e9);
+	assert_entry(m, i++, "BM_memcpy/8.items_per_second", 1.3e8);
+	/* three repetitions: their mean */
+	assert_entry(m, i++, "BM_sort/1024.real_time_ns", 20000);
+	assert_entry(m, i++, "BM_sort/1024.cpu_time_ns", 19000);
+	assert_entry(m, i++, "BM_sort/1024.Swaps", 514);
+	assert_entry(m, i++, "BM_sort/1024.mean.real_time_ns", 20000);
+	assert_entry(m, i++, "BM_sort/1024.mean.cpu_time_ns", 19000);
+	assert_entry(m, i++, "BM_sort/1024.mean.Swaps", 514);
+	assert_entry(m, i++, "BM_sort/1024.cv.real_time%", 50);
+	assert_entry(m, i++, "BM_sort/1024.cv.cpu_time%", 25);
+	assert_entry(m, i++, "BM_slow.real_time_ns", 1.5e9);
+	assert_entry(m, i++, "BM_slow.cpu_time_ns", 2e9);
+	assert_entry(m, i++, "BM_ms.real_time_ns", 3e6);
+	assert_entry(m, i++, "BM_ms.cpu_time_ns", 4e6);
+	assert_entry(m, i++, "BM_odd_unit.items_per_second", 5);
+	assert_null(metrics_find(m, "BM_odd_unit.real_time_ns"));
+	assert_null(metrics_find(m, "BM_failed.real_time_ns"));
+	/* a row without a name is skipped */
+	assert_null(metrics_find(m, "nameless.real_time_ns"));
+	metrics_free(m);
+}
+
+static void test_metrics__google_benchmark_no_run_name(void **state)
+{
+	struct metrics *m;
+
+	(void)state;
+	/* releases before run_name existed: the aggregate's own name */
+	m = parse_json("{\"benchmarks\": [{\"name\": \"BM_a_median\","
+		       " \"run_type\": \"aggregate\", \"aggregate_name\":"
+		       " \"median\", \"real_time\": 2, \"cpu_time\": 1,"
+		       " \"time_unit\": \"ns\"}, {\"name\": \"BM_b\","
+		       " \"run_type\": \"aggregate\", \"real_time\": 1}]}",
+		       NULL, METRICS_FORMAT_GBENCH);
+	assert_int_equal(m->count, 2);
+	assert_entry(m, 0, "BM_a_median.median.real_time_ns", 2);
+	assert_entry(m, 1, "BM_a_median.median.cpu_time_ns", 1);
+	metrics_free(m);
+}
+
+static const char hyperfine_json[] =
+	"{\n"
+	"  \"results\": [\n"
+	"    {\n"
+	"      \"command\": \"./bench --quick\",\n"
+	"      \"mean\": 0.125, \"stddev\": 0.0025, \"median\": 0.124,\n"
+	"      \"user\": 0.1, \"system\": 0.02, \"min\": 0.12,"
+	" \"max\": 0.131,\n"
+	"      \"times\": [0.12, 0.124, 0.131],\n"
+	"      \"exit_codes\": [0, 0, 0]\n"
+	"    },\n"
+	"    {\n"
+	"      \"command\": \"sleep 0.5\", \"mean\": 0.5, \"stddev\": null,\n"
+	"      \"median\": 0.5, \"user\": 0.001, \"system\": 0.002,"
+	" \"min\": 0.5, \"max\": 0.5, \"times\": [0.5],\n"
+	"      \"parameters\": {\"t\": \"0.5\"}\n"
+	"    }\n"
+	"  ]\n"
+	"}\n";
+
+static void test_metrics__hyperfine_json(void **state)
+{
+	struct metrics *m;
+	size_t i = 0;
+
+	(void)state;
+	m = parse_json(hyperfine_json, NULL, METRICS_FORMAT_HYPERFINE);
+	assert_int_equal(m->count, 13);
+	assert_entry(m, i++, "./bench_--quick.mean_s", 0.125);
+	assert_entry(m, i++, "./bench_--quick.stddev_s", 0.0025);
+	assert_entry(m, i++, "./bench_--quick.median_s", 0.124);
+	assert_entry(m, i++, "./bench_--quick.min_s", 0.12);
+	assert_entry(m, i++, "./bench_--quick.max_s", 0.131);
+	assert_entry(m, i++, "./bench_--quick.user_s", 0.1);
+	assert_entry(m, i++, "./bench_--quick.system_s", 0.02);
+	assert_entry(m, i++, "sleep_0.5.mean_s", 0.5);
+	assert_entry(m, i++, "sleep_0.5.median_s", 0.5);
+	assert_entry(m, i++, "sleep_0.5.min_s", 0.5);
+	assert_entry(m, i++, "sleep_0.5.max_s", 0.5);
+	assert_entry(m, i++, "sleep_0.5.user_s", 0.001);
+	assert_entry(m, i++, "sleep_0.5.system_s", 0.002);
+	assert_null(metrics_find(m, "sleep_0.5.stddev_s"));
+	metrics_free(m);
+
+	/* "results" without command and mean is flat JSON */
+	m = parse_json("{\"results\": [{\"x\": 1}], \"y\": 2}", NULL,
+		       METRICS_FORMAT_JSON);
+	assert_int_equal(m->count, 1);
+	assert_entry(m, 0, "y", 2);
+	metrics_free(m);
+}
+
+static void test_metrics__output_detects_the_format(void **state)
+{
+	struct metrics *m;
+
+	(void)state;
+	/* blanks before the object; lines after it are added */
+	m = parse_json(" \r\n\t{\"a\": 1}\nb: 2\nwarming up\na: 3\n", NULL,
+		       METRICS_FORMAT_JSON);
+	assert_int_equal(m->count, 2);
+	assert_entry(m, 0, "a", 3);
+	assert_entry(m, 1, "b", 2);
+	metrics_free(m);
+	/* not JSON after all: lines */
+	m = parse_json("{ warming up\nx: 1\n", NULL, METRICS_FORMAT_LINES);
+	assert_int_equal(m->count, 1);
+	assert_entry(m, 0, "x", 1);
+	metrics_free(m);
+	m = parse_json("x: 1\n{\"a\": 2}\n", NULL, METRICS_FORMAT_LINES);
+	assert_int_equal(m->count, 1);
+	assert_entry(m, 0, "x", 1);
+	metrics_free(m);
+	/* an array, a number overflowing a double, invalid UTF-8 */
+	m = parse_json("[{\"a\": 1}]\n", NULL, METRICS_FORMAT_LINES);
+	assert_int_equal(m->count, 0);
+	metrics_free(m);
+	m = parse_json("{\"a\": 1e999}\nb: 1\n", NULL, METRICS_FORMAT_LINES);
+	assert_int_equal(m->count, 1);
+	assert_entry(m, 0, "b", 1);
+	metrics_free(m);
+	m = parse_json("{\"\xff\": 1}\n", NULL, METRICS_FORMAT_LINES);
+	assert_int_equal(m->count, 0);
+	metrics_free(m);
+	m = parse_json("", NULL, METRICS_FORMAT_LINES);
+	assert_int_equal(m->count, 0);
+	metrics_free(m);
+}
+
+static void test_metrics__json_errors(void **state)
+{
+	enum metrics_format format = METRICS_FORMAT_LINES;
+	struct metrics *m = (struct metrics *)1;
+
+	(void)state;
+	assert_int_equal(metrics_parse_json(&m, "a: 1", 4, NULL, &format),
+			 -EBADMSG);
+	assert_null(m);
+	assert_int_equal(metrics_parse_json(&m, "{\"a\": ", 6, NULL, NULL),
+			 -EBADMSG);
+	assert_int_equal(metrics_parse_json(&m, "   ", 3, NULL, NULL),
+			 -EBADMSG);
+	assert_int_equal(metrics_parse_json(&m, "{}", 2, "bad prefix", NULL),
+			 -EINVAL);
+	assert_int_equal(metrics_parse_json(NULL, "{}", 2, NULL, NULL),
+			 -EINVAL);
+	assert_int_equal(metrics_parse_output(&m, NULL, 1, NULL, NULL),
+			 -EINVAL);
+	/* only `len` bytes are read */
+	assert_int_equal(metrics_parse_json(&m, "{\"a\": 1}x", 8, NULL,
+					    &format),
+			 0);
+	assert_int_equal(format, METRICS_FORMAT_JSON);
+	assert_int_equal(m->count, 1);
+	assert_entry(m, 0, "a", 1);
+	metrics_free(m);
+	assert_string_equal(metrics_format_name(METRICS_FORMAT_LINES),
+			    "lines");
+	assert_string_equal(metrics_format_name(METRICS_FORMAT_JSON), "json");
+	assert_string_equal(metrics_format_name(METRICS_FORMAT_GBENCH),
+			    "google-benchmark");
+	assert_string_equal(metrics_format_name(METRICS_FORMAT_HYPERFINE),
+			    "hyperfine");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +714,13 @@ int main(void)
 		cmocka_unit_test(test_metrics__add_find_free),
 		cmocka_unit_test(test_metrics__name_valid),
 		cmocka_unit_test(test_metrics__invalid_arguments),
+		cmocka_unit_test(test_metrics__flat_json),
+		cmocka_unit_test(test_metrics__json_name_length_limit),
+		cmocka_unit_test(test_metrics__google_benchmark_json),
+		cmocka_unit_test(test_metrics__google_benchmark_no_run_name),
+		cmocka_unit_test(test_metrics__hyperfine_json),
+		cmocka_unit_test(test_metrics__output_detects_the_format),
+		cmocka_unit_test(test_metrics__json_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

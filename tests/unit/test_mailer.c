@@ -1,0 +1,108 @@
+/* cmocka needs these first, in this order. */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../server/mailer.h"
+
+static void expect_url(const char *url, const char *want, long want_ssl)
+{
+	char *curl_url = NULL, *cause = (char *)1;
+	long use_ssl = -1;
+
+	assert_int_equal(mailer_smtp_url(url, &curl_url, &use_ssl, &cause), 0);
+	assert_null(cause);
+	assert_string_equal(curl_url, want);
+	assert_int_equal(use_ssl, want_ssl);
+	free(curl_url);
+}
+
+static void expect_refused(const char *url)
+{
+	char *curl_url = (char *)1, *cause = NULL;
+	long use_ssl = -1;
+
+	assert_int_equal(mailer_smtp_url(url, &curl_url, &use_ssl, &cause),
+			 -EINVAL);
+	assert_null(curl_url);
+	assert_non_null(cause);
+	free(cause);
+}
+
+static void test_mailer__smtp_url_schemes(void **state)
+{
+	(void)state;
+	expect_url("smtp://127.0.0.1:2525", "smtp://127.0.0.1:2525",
+		   CURLUSESSL_NONE);
+	expect_url("smtps://mail.example.org", "smtps://mail.example.org",
+		   CURLUSESSL_ALL);
+	expect_url("smtp+starttls://u%40x.org:p%3Aw@mail.example.org:587",
+		   "smtp://u%40x.org:p%3Aw@mail.example.org:587",
+		   CURLUSESSL_ALL);
+	expect_url("SMTP+StartTLS://host:587/client.example.org",
+		   "smtp://host:587/client.example.org", CURLUSESSL_ALL);
+	expect_url("smtp://user@host", "smtp://user@host", CURLUSESSL_NONE);
+}
+
+static void test_mailer__smtp_url_refused(void **state)
+{
+	char *curl_url = NULL;
+	long use_ssl;
+
+	(void)state;
+	expect_refused("http://host");
+	expect_refused("smtp:/host");
+	expect_refused("host:25");
+	expect_refused("smtp://");
+	expect_refused("smtp://:25");
+	expect_refused("smtp://user:pw@");
+	expect_refused("smtp://host\r\nRCPT TO:<x@y>");
+	expect_refused("smtp://ho st");
+	expect_refused("smtp+starttls:///path");
+	assert_int_equal(mailer_smtp_url(NULL, &curl_url, &use_ssl, NULL),
+			 -EINVAL);
+}
+
+static void test_mailer__url_redacted(void **state)
+{
+	static const struct {
+		const char *url, *shown;
+	} cases[] = {
+	    {"smtp://host:25", "smtp://host:25"},
+	    {"smtp://user@host", "smtp://user@host"},
+	    {"smtps://user:secret@host:465", "smtps://user:***@host:465"},
+	    {"smtp+starttls://a%40b.org:s3cr%40t@mx:587/x",
+	     "smtp+starttls://a%40b.org:***@mx:587/x"},
+	    {"smtp://u:p@w@host", "smtp://u:***@host"},
+	    {"smtp://host/p:q@r", "smtp://host/p:q@r"},
+	    {"no scheme:pw@x", "no scheme:pw@x"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *shown = mailer_url_redacted(cases[i].url);
+
+		assert_string_equal(shown, cases[i].shown);
+		free(shown);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_mailer__smtp_url_schemes),
+	    cmocka_unit_test(test_mailer__smtp_url_refused),
+	    cmocka_unit_test(test_mailer__url_redacted),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
