@@ -78,6 +78,51 @@ void http_error(struct http_response *res, unsigned status, const char *code,
 			    message));
 }
 
+static bool header_text_ok(const char *s, bool is_name)
+{
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f ||
+		    (is_name && (c == ':' || c == ' ')))
+			return false;
+	}
+	return true;
+}
+
+int http_add_header(struct http_response *res, const char *name,
+		    const char *value)
+{
+	char *n, *v;
+
+	if (res->extra_header_count == HTTP_MAX_EXTRA_HEADERS ||
+	    name[0] == '\0' || !header_text_ok(name, true) ||
+	    !header_text_ok(value, false))
+		return -1;
+	n = strdup(name);
+	v = strdup(value);
+	if (n == NULL || v == NULL) {
+		free(n);
+		free(v);
+		return -1;
+	}
+	res->extra_headers[res->extra_header_count][0] = n;
+	res->extra_headers[res->extra_header_count][1] = v;
+	res->extra_header_count++;
+	return 0;
+}
+
+static void extra_headers_free(struct http_response *res)
+{
+	size_t i;
+
+	for (i = 0; i < res->extra_header_count; i++) {
+		free(res->extra_headers[i][0]);
+		free(res->extra_headers[i][1]);
+	}
+	res->extra_header_count = 0;
+}
+
 json_t *http_json_body(struct http_response *res,
 		       const struct http_request *req)
 {
@@ -110,6 +155,112 @@ const char *http_query(const struct http_request *req, const char *name)
 {
 	return MHD_lookup_connection_value(req->connection,
 					   MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *http_header(const struct http_request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->connection, MHD_HEADER_KIND,
+					   name);
+}
+
+const char *http_cookie(const struct http_request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->connection, MHD_COOKIE_KIND,
+					   name);
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Decodes text[0, len) of a form in place of `out` (len + 1 bytes);
+ * returns the decoded length, or -1 for a bad %XX or a NUL. */
+static long form_decode(char *out, const char *text, size_t len)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < len; i++) {
+		if (text[i] == '+') {
+			out[n++] = ' ';
+		} else if (text[i] == '%') {
+			int hi = i + 2 < len ? hex_digit(text[i + 1]) : -1;
+			int lo = i + 2 < len ? hex_digit(text[i + 2]) : -1;
+
+			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+				return -1;
+			out[n++] = (char)(hi * 16 + lo);
+			i += 2;
+		} else if (text[i] == '\0') {
+			return -1;
+		} else {
+			out[n++] = text[i];
+		}
+	}
+	out[n] = '\0';
+	return (long)n;
+}
+
+json_t *http_form_body(struct http_response *res,
+		       const struct http_request *req)
+{
+	json_t *form = json_object();
+	char *buf = malloc(req->body_len + 1);
+	size_t pos = 0;
+
+	if (form == NULL || buf == NULL)
+		goto bad;
+	while (pos < req->body_len) {
+		const char *pair = req->body + pos, *eq, *amp;
+		size_t len;
+		long name_len, value_len;
+		json_t *value;
+		char *name;
+
+		amp = memchr(pair, '&', req->body_len - pos);
+		len = amp != NULL ? (size_t)(amp - pair) : req->body_len - pos;
+		pos += len + 1;
+		if (len == 0)
+			continue;
+		eq = memchr(pair, '=', len);
+		if (eq == NULL)
+			eq = pair + len;
+		name_len = form_decode(buf, pair, (size_t)(eq - pair));
+		if (name_len <= 0)
+			goto bad;
+		name = strdup(buf);
+		if (eq < pair + len)
+			value_len = form_decode(buf, eq + 1,
+						(size_t)(pair + len - eq - 1));
+		else
+			value_len = form_decode(buf, "", 0);
+		value = value_len >= 0 ? json_stringn(buf, (size_t)value_len)
+				       : NULL;
+		if (name == NULL || value == NULL) {
+			free(name);
+			json_decref(value);
+			goto bad;
+		}
+		value_len = json_object_set_new(form, name, value);
+		free(name);
+		if (value_len < 0)
+			goto bad;
+	}
+	free(buf);
+	return form;
+bad:
+	free(buf);
+	json_decref(form);
+	http_error(res, 400, "invalid_form",
+		   "the body must be an application/x-www-form-urlencoded "
+		   "form of UTF-8 text");
+	return NULL;
 }
 
 /* Matches `path` against `pattern`, filling the "{}" parameters in place
@@ -277,12 +428,14 @@ static enum MHD_Result send_response(struct MHD_Connection *connection,
 {
 	struct MHD_Response *response;
 	enum MHD_Result ret;
+	size_t i;
 
 	response = MHD_create_response_from_buffer(
 		res->body_len, res->body, MHD_RESPMEM_MUST_FREE);
 	if (response == NULL) {
 		free(res->body);
 		free(res->location);
+		extra_headers_free(res);
 		return MHD_NO;
 	}
 	res->body = NULL;
@@ -295,9 +448,13 @@ static enum MHD_Result send_response(struct MHD_Connection *connection,
 	if (res->location != NULL)
 		MHD_add_response_header(response, MHD_HTTP_HEADER_LOCATION,
 					res->location);
+	for (i = 0; i < res->extra_header_count; i++)
+		MHD_add_response_header(response, res->extra_headers[i][0],
+					res->extra_headers[i][1]);
 	ret = MHD_queue_response(connection, res->status, response);
 	MHD_destroy_response(response);
 	free(res->location);
+	extra_headers_free(res);
 	return ret;
 }
 

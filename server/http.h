@@ -13,6 +13,7 @@
 
 #define HTTP_MAX_PARAMS 4
 #define HTTP_MAX_BODY (16u * 1024 * 1024)
+#define HTTP_MAX_EXTRA_HEADERS 8
 
 enum http_role {
 	ROLE_NONE = 0,
@@ -39,6 +40,9 @@ struct http_response {
 	size_t body_len;
 	const char *content_type;
 	char *location; /* malloc'd, optional */
+	/* Further headers, added with http_add_header; malloc'd pairs. */
+	char *extra_headers[HTTP_MAX_EXTRA_HEADERS][2];
+	size_t extra_header_count;
 };
 
 typedef void (*http_handler)(struct http_response *res,
@@ -67,12 +71,36 @@ void http_stop(struct http_server *server);
 /* A query-string argument of the request, or NULL. */
 const char *http_query(const struct http_request *req, const char *name);
 
+/* A request header, or NULL. */
+const char *http_header(const struct http_request *req, const char *name);
+
+/* The value of the cookie `name` the request carries, or NULL. */
+const char *http_cookie(const struct http_request *req, const char *name);
+
+/*
+ * Parses an application/x-www-form-urlencoded request body into a JSON
+ * object of strings ("+" is a space, %XX a byte; a repeated name keeps its
+ * last value).  Answers 400 in `res` and returns NULL when the body is not
+ * such a form, is not UTF-8, or holds a NUL.
+ */
+json_t *http_form_body(struct http_response *res,
+		       const struct http_request *req);
+
 /* Responses.  http_json takes ownership of `value` (json_decref). */
 void http_json(struct http_response *res, unsigned status, json_t *value);
 void http_text(struct http_response *res, unsigned status,
 	       const char *content_type, const char *text);
 void http_error(struct http_response *res, unsigned status, const char *code,
 		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/*
+ * Adds the header "name: value" (both copied) to the response, sent
+ * whatever its status.  Returns 0, or -1 when a control character or (in
+ * the name) ':' or a space would make it unsafe, when
+ * HTTP_MAX_EXTRA_HEADERS are set already, or when out of memory.
+ */
+int http_add_header(struct http_response *res, const char *name,
+		    const char *value);
 
 /*
  * Parses the request body as a JSON object.  On failure answers 400 in

@@ -1,0 +1,132 @@
+/*
+ * What the files of the web UI (web*.c) share: sessions, forms, page
+ * rendering and calls into the REST handlers.  Pages are rendered from
+ * web/templates with lib/tmpl.h; every value a page shows passes through
+ * the template's HTML escaping.
+ */
+#ifndef STATBISECT_WEB_H
+#define STATBISECT_WEB_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "http.h"
+
+#define WEB_SESSION_COOKIE "sb_session"
+#define WEB_SIGNIN_COOKIE "sb_signin"
+#define WEB_SESSION_SECONDS (12 * 3600)
+
+/* The signed-in person, from the session cookie. */
+struct web_session {
+	bool valid;
+	enum http_role role;
+	long long token_id; /* 0: the bootstrap admin token */
+	char csrf[65];
+	char name[129]; /* the token's name */
+};
+
+/* web_session.c */
+
+/*
+ * Checks that the request carries a live session of at least role `need`
+ * and fills *out; sets req->role and req->token_id from it, so the REST
+ * handlers called afterwards see the person.  Otherwise answers in `res`:
+ * a redirect to the sign-in page for a page (`page` true) or 401 for
+ * data, 403 when the role is too small, 503 when the database is down;
+ * and returns false.
+ */
+bool web_require(struct web_session *out, struct http_response *res,
+		 struct http_request *req, enum http_role need, bool page);
+
+/*
+ * Parses the application/x-www-form-urlencoded body of a POST and checks
+ * its "csrf" field against the session's.  Returns the fields as a JSON
+ * object of strings (new reference), or NULL after answering 400 (bad
+ * body) or 403 (missing or wrong CSRF token) in `res`.
+ */
+json_t *web_form(struct http_response *res, const struct http_request *req,
+		 const struct web_session *session);
+
+void web_signin_page(struct http_response *res, struct http_request *req);
+void web_signin(struct http_response *res, struct http_request *req);
+void web_signout(struct http_response *res, struct http_request *req);
+
+/* Fills buf (at least 2 * bytes + 1) with `bytes` random bytes in hex.
+ * Returns 0 or -1. */
+int web_random_hex(char *buf, size_t bytes);
+
+/* web.c */
+
+/*
+ * Renders template `name` (web/templates/NAME.html) with `context`
+ * (stolen; an object) into an HTML answer with `status`, adding the
+ * "session" value (role, name, CSRF token, navigation) and the security
+ * headers.  `nav` names the current navigation entry, or NULL.
+ */
+void web_render(struct http_response *res, unsigned status, const char *name,
+		json_t *context, const struct web_session *session,
+		const char *nav);
+
+/* Renders a template into *out (malloc'd) without the page around it.
+ * Returns 0, or -1 (logged). */
+int web_render_fragment(char **out, const char *name, json_t *context);
+
+/* An error page with `message`. */
+void web_error_page(struct http_response *res, unsigned status,
+		    const struct web_session *session, const char *message);
+
+/* A 303 redirect to the local path `location`. */
+void web_redirect(struct http_response *res, const char *location);
+
+/* Adds Content-Security-Policy and the other headers of an HTML answer. */
+void web_security_headers(struct http_response *res);
+
+/*
+ * Calls the REST handler that answers `method` `pattern` (a core or an
+ * api_more route) with `req`, `body` (JSON text, or NULL) as its body.
+ * Returns the handler's status and its JSON answer in *out (new
+ * reference; NULL when not JSON).  An unknown route answers 501.
+ */
+unsigned web_call_api(json_t **out, const char *method, const char *pattern,
+		      struct http_request *req, json_t *body);
+
+/* The handler of the REST route `method` `pattern`, or NULL. */
+http_handler web_api_handler(const char *method, const char *pattern);
+
+/* The message of a REST error answer, or `fallback`. */
+const char *web_api_message(json_t *answer, const char *fallback);
+const char *web_api_code(json_t *answer);
+
+/* A positive id path parameter. */
+bool web_parse_id(const char *text, long long *out);
+
+/* Age of an ISO 8601 UTC timestamp as "5 s", "3 min", "2 h", "4 d". */
+void web_age(char *buf, size_t size, const char *iso);
+
+/* web_jobs.c */
+void web_dashboard(struct http_response *res, struct http_request *req);
+void web_job_new(struct http_response *res, struct http_request *req);
+void web_job_submit(struct http_response *res, struct http_request *req);
+void web_job_page(struct http_response *res, struct http_request *req);
+void web_job_live(struct http_response *res, struct http_request *req);
+void web_job_report(struct http_response *res, struct http_request *req);
+void web_job_runs_csv(struct http_response *res, struct http_request *req);
+void web_job_runs_json(struct http_response *res, struct http_request *req);
+void web_job_cancel(struct http_response *res, struct http_request *req);
+void web_job_rerun(struct http_response *res, struct http_request *req);
+
+/* web_admin.c */
+void web_admin_repos(struct http_response *res, struct http_request *req);
+void web_admin_repos_create(struct http_response *res,
+			    struct http_request *req);
+void web_admin_testcases(struct http_response *res, struct http_request *req);
+void web_admin_testcases_create(struct http_response *res,
+				struct http_request *req);
+void web_admin_tokens(struct http_response *res, struct http_request *req);
+void web_admin_tokens_create(struct http_response *res,
+			     struct http_request *req);
+void web_admin_tokens_revoke(struct http_response *res,
+			     struct http_request *req);
+void web_admin_workers(struct http_response *res, struct http_request *req);
+
+#endif

@@ -1,0 +1,1090 @@
+/*
+ * The job pages of the web UI: the dashboard, the submit form, the job page
+ * with its live part, plots and report, the downloads, cancel and re-run.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "log.h"
+#include "server.h"
+#include "strbuf.h"
+#include "svgplot.h"
+#include "web.h"
+
+#define WEB_PAGE_SIZE 25
+#define WEB_RUNS_MAX 10000
+
+static const char *const job_states[] = {"queued", "running",	"done",
+					 "failed", "cancelled", NULL};
+
+static void db_down(struct http_response *res,
+		    const struct web_session *session)
+{
+	web_error_page(res, 503, session,
+		       "The database is unavailable; try again.");
+}
+
+/* An array of {"name", "selected"} from the first column of `sql`. */
+static json_t *name_options(const char *sql, const char *selected)
+{
+	json_t *list = json_array();
+	PGresult *r = db_exec(db_conn(), sql, 0, NULL);
+	int row;
+
+	if (r == NULL)
+		return list;
+	for (row = 0; row < PQntuples(r); row++) {
+		const char *name = db_text(r, row, 0);
+
+		json_array_append_new(
+		    list, json_pack("{s:s,s:b}", "name", name, "selected",
+				    selected != NULL &&
+					strcmp(selected, name) == 0));
+	}
+	PQclear(r);
+	return list;
+}
+
+static void format_age(char *buf, size_t size, long long seconds)
+{
+	if (seconds < 60)
+		snprintf(buf, size, "%lld s", seconds < 0 ? 0 : seconds);
+	else if (seconds < 3600)
+		snprintf(buf, size, "%lld min", seconds / 60);
+	else if (seconds < 2 * 86400)
+		snprintf(buf, size, "%lld h", seconds / 3600);
+	else
+		snprintf(buf, size, "%lld d", seconds / 86400);
+}
+
+/* "/?repo=..&testcase=..&state=..&page=N" with the values URL-encoded. */
+static char *dashboard_href(const char *repo, const char *testcase,
+			    const char *state, long long page)
+{
+	struct strbuf b = STRBUF_INIT;
+	const char *sep = "?";
+	char *out;
+
+	strbuf_append(&b, "/");
+	if (repo != NULL) {
+		strbuf_append(&b, "?repo=");
+		strbuf_url(&b, repo, strlen(repo));
+		sep = "&";
+	}
+	if (testcase != NULL) {
+		strbuf_printf(&b, "%stestcase=", sep);
+		strbuf_url(&b, testcase, strlen(testcase));
+		sep = "&";
+	}
+	if (state != NULL) {
+		strbuf_printf(&b, "%sstate=%s", sep, state);
+		sep = "&";
+	}
+	strbuf_printf(&b, "%spage=%lld", sep, page);
+	if (strbuf_finish(&out, NULL, &b) < 0)
+		return strdup("/");
+	return out;
+}
+
+/* A JSON string of malloc'd `text`, which it frees. */
+static json_t *string_take(char *text)
+{
+	json_t *v = text != NULL ? json_string(text) : json_null();
+
+	free(text);
+	return v;
+}
+
+/* A query argument, or NULL when absent or empty. */
+static const char *query_or_null(struct http_request *req, const char *name)
+{
+	const char *v = http_query(req, name);
+
+	return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+static json_t *change_text(const PGresult *r, int row, int col)
+{
+	char buf[32];
+
+	if (db_is_null(r, row, col))
+		return json_null();
+	snprintf(buf, sizeof(buf), "%+.2f%%", db_double(r, row, col));
+	return json_string(buf);
+}
+
+void web_dashboard(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	const char *repo, *testcase, *state = NULL, *params[5], *page_text;
+	char limit[24], offset[24], age[32];
+	long long page = 1, total = 0, pages;
+	json_t *jobs, *states, *ctx;
+	PGresult *r;
+	size_t i;
+	int row;
+
+	if (!web_require(&session, res, req, ROLE_READ, true))
+		return;
+	repo = query_or_null(req, "repo");
+	testcase = query_or_null(req, "testcase");
+	for (i = 0; job_states[i] != NULL; i++) {
+		const char *s = query_or_null(req, "state");
+
+		if (s != NULL && strcmp(s, job_states[i]) == 0)
+			state = job_states[i];
+	}
+	page_text = query_or_null(req, "page");
+	if (page_text != NULL &&
+	    (!web_parse_id(page_text, &page) || page > 1000000))
+		page = 1;
+	snprintf(limit, sizeof(limit), "%d", WEB_PAGE_SIZE);
+	snprintf(offset, sizeof(offset), "%lld", (page - 1) * WEB_PAGE_SIZE);
+	params[0] = repo;
+	params[1] = testcase;
+	params[2] = state;
+	params[3] = limit;
+	params[4] = offset;
+	r = db_exec(db_conn(),
+		    "WITH f AS (SELECT j.id FROM jobs j"
+		    " JOIN repos rp ON rp.id = j.repo_id"
+		    " JOIN testcases t ON t.id = j.testcase_id"
+		    " WHERE ($1::text IS NULL OR rp.name = $1)"
+		    " AND ($2::text IS NULL OR t.name = $2)"
+		    " AND ($3::text IS NULL OR j.state = $3)),"
+		    " page AS (SELECT id FROM f ORDER BY id DESC"
+		    " LIMIT $4::integer OFFSET $5::bigint)"
+		    " SELECT (SELECT count(*) FROM f), j.id, j.state,"
+		    " j.verdict, rp.name, t.name, j.culprit_sha, j.change_pct,"
+		    " extract(epoch FROM now() - j.created_at)::bigint,"
+		    " c.subject"
+		    " FROM (SELECT 1) one LEFT JOIN (page"
+		    " JOIN jobs j ON j.id = page.id"
+		    " JOIN repos rp ON rp.id = j.repo_id"
+		    " JOIN testcases t ON t.id = j.testcase_id"
+		    " LEFT JOIN job_commits c ON c.job_id = j.id"
+		    " AND c.sha = j.culprit_sha) ON true"
+		    " ORDER BY j.id DESC",
+		    5, params);
+	if (r == NULL) {
+		db_down(res, &session);
+		return;
+	}
+	jobs = json_array();
+	total = db_int(r, 0, 0);
+	for (row = 0; row < PQntuples(r); row++) {
+		const char *culprit = db_text(r, row, 6);
+		char short_sha[13] = "";
+
+		if (db_is_null(r, row, 1))
+			continue;
+		if (culprit != NULL)
+			snprintf(short_sha, sizeof(short_sha), "%.12s",
+				 culprit);
+		format_age(age, sizeof(age), db_int(r, row, 8));
+		json_array_append_new(
+		    jobs,
+		    json_pack("{s:I,s:s,s:s?,s:s,s:s,s:s?,s:s?,s:o,s:s}", "id",
+			      (json_int_t)db_int(r, row, 1), "state",
+			      db_text(r, row, 2), "verdict",
+			      db_text(r, row, 3), "repo", db_text(r, row, 4),
+			      "testcase", db_text(r, row, 5), "culprit_short",
+			      culprit != NULL ? short_sha : NULL,
+			      "culprit_subject", db_text(r, row, 9), "change",
+			      change_text(r, row, 7), "age", age));
+	}
+	PQclear(r);
+	pages = total == 0 ? 1 : (total + WEB_PAGE_SIZE - 1) / WEB_PAGE_SIZE;
+	states = json_array();
+	for (i = 0; job_states[i] != NULL; i++)
+		json_array_append_new(
+		    states, json_pack("{s:s,s:b}", "name", job_states[i],
+				      "selected", state == job_states[i]));
+	ctx = json_pack(
+	    "{s:s,s:b,s:s,s:o,s:o,s:o,s:o,s:I,s:I,s:I}", "title", "Jobs",
+	    "has_jobs", json_array_size(jobs) > 0, "jobs_word",
+	    total == 1 ? "job" : "jobs", "jobs", jobs, "repos",
+	    name_options("SELECT name FROM repos ORDER BY name", repo),
+	    "testcases",
+	    name_options("SELECT name FROM testcases ORDER BY name", testcase),
+	    "states", states, "total", (json_int_t)total, "page",
+	    (json_int_t)page, "pages", (json_int_t)pages);
+	if (ctx != NULL && page > 1)
+		json_object_set_new(ctx, "prev_href",
+				    string_take(dashboard_href(
+					repo, testcase, state, page - 1)));
+	if (ctx != NULL && page < pages)
+		json_object_set_new(ctx, "next_href",
+				    string_take(dashboard_href(
+					repo, testcase, state, page + 1)));
+	web_render(res, 200, "dashboard", ctx, &session, "jobs");
+}
+
+/* The fields of the submit form, in page order. */
+static const char *const form_fields[] = {
+    "repo", "testcase", "good", "bad", "notify", "runs_min", "runs_max", NULL};
+
+/*
+ * Renders the submit form with `values` (the entered values) and `errors`
+ * (field -> message), both borrowed.
+ */
+static void render_form(struct http_response *res, unsigned status,
+			const struct web_session *session, json_t *values,
+			json_t *errors, const char *general)
+{
+	const char *repo = json_string_value(json_object_get(values, "repo"));
+	const char *testcase =
+	    json_string_value(json_object_get(values, "testcase"));
+
+	web_render(res, status, "job_new",
+		   json_pack("{s:s,s:O,s:O,s:o,s:o,s:s?,s:s}", "title",
+			     "New job", "values", values, "errors", errors,
+			     "repos",
+			     name_options("SELECT name FROM repos ORDER BY "
+					  "name",
+					  repo),
+			     "testcases",
+			     name_options("SELECT name FROM testcases ORDER "
+					  "BY name",
+					  testcase),
+			     "general_error", general, "csrf", session->csrf),
+		   session, "new");
+}
+
+void web_job_new(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	json_t *values, *errors;
+	size_t i;
+
+	if (!web_require(&session, res, req, ROLE_SUBMIT, true))
+		return;
+	values = json_object();
+	errors = json_object();
+	/* Links may preselect fields: /jobs/new?repo=x&good=..&bad=.. */
+	for (i = 0; form_fields[i] != NULL; i++) {
+		const char *v = http_query(req, form_fields[i]);
+
+		if (v != NULL && strlen(v) <= 1024)
+			json_object_set_new(values, form_fields[i],
+					    json_string(v));
+	}
+	render_form(res, 200, &session, values, errors, NULL);
+	json_decref(values);
+	json_decref(errors);
+}
+
+/* Trims spaces at both ends of the form value `key` (in place). */
+static const char *form_text(json_t *form, const char *key)
+{
+	json_t *v = json_object_get(form, key);
+	const char *text = json_string_value(v);
+	size_t start = 0, end;
+
+	if (text == NULL) {
+		json_object_set_new(form, key, json_string(""));
+		return "";
+	}
+	end = strlen(text);
+	while (start < end && isspace((unsigned char)text[start]))
+		start++;
+	while (end > start && isspace((unsigned char)text[end - 1]))
+		end--;
+	if (start > 0 || end < strlen(text)) {
+		json_object_set_new(form, key,
+				    json_stringn(text + start, end - start));
+		text = json_string_value(json_object_get(form, key));
+	}
+	return text;
+}
+
+/* Parses an optional runs limit; false (with the error set) if bad. */
+static bool form_runs(json_t *form, json_t *errors, const char *key,
+		      long long *out)
+{
+	const char *text = form_text(form, key);
+	size_t i, n = strlen(text);
+
+	*out = 0;
+	if (n == 0)
+		return true;
+	for (i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)text[i]))
+			break;
+	}
+	if (i != n || n > 6 || atoll(text) < 2 || atoll(text) > WEB_RUNS_MAX) {
+		json_object_set_new(
+		    errors, key,
+		    json_string("Give a whole number from 2 to 10000, or "
+				"leave it empty for the testcase's "
+				"default."));
+		return false;
+	}
+	*out = atoll(text);
+	return true;
+}
+
+/* The notify field as an array: addresses split at commas and spaces. */
+static json_t *form_notify(const char *text)
+{
+	json_t *list = json_array();
+	const char *p = text;
+
+	while (*p != '\0') {
+		size_t n;
+
+		while (*p == ',' || *p == ';' || isspace((unsigned char)*p))
+			p++;
+		n = strcspn(p, ",; \t\r\n");
+		if (n > 0)
+			json_array_append_new(list, json_stringn(p, n));
+		p += n;
+	}
+	return list;
+}
+
+/* The form field an API error belongs to, or NULL for none. */
+static const char *error_field(json_t *answer, const char *good)
+{
+	const char *code = web_api_code(answer);
+	const char *message = web_api_message(answer, "");
+	char prefix[300];
+
+	if (strcmp(code, "unknown_repo") == 0)
+		return "repo";
+	if (strcmp(code, "unknown_testcase") == 0)
+		return "testcase";
+	if (strcmp(code, "invalid_email") == 0)
+		return "notify";
+	if (strcmp(code, "invalid_range") == 0)
+		return "bad";
+	if (strcmp(code, "unknown_revision") == 0) {
+		snprintf(prefix, sizeof(prefix), "revision '%s' ", good);
+		return strncmp(message, prefix, strlen(prefix)) == 0 ? "good"
+								     : "bad";
+	}
+	if (strstr(message, "runs_") != NULL)
+		return strstr(message, "runs_max") != NULL ? "runs_max"
+							   : "runs_min";
+	return NULL;
+}
+
+void web_job_submit(struct http_response *res, struct http_request *req)
+{
+	static const char *const required[] = {"repo", "testcase", "good",
+					       "bad", NULL};
+	struct web_session session;
+	struct http_response answer = {0};
+	json_t *form, *errors, *body = NULL, *reply = NULL, *values;
+	long long runs_min = 0, runs_max = 0;
+	const char *field;
+	json_error_t jerr;
+	char location[64];
+	size_t i;
+
+	if (!web_require(&session, res, req, ROLE_SUBMIT, false))
+		return;
+	form = web_form(res, req, &session);
+	if (form == NULL)
+		return;
+	errors = json_object();
+	for (i = 0; required[i] != NULL; i++) {
+		if (form_text(form, required[i])[0] == '\0')
+			json_object_set_new(errors, required[i],
+					    json_string("This is required."));
+	}
+	form_text(form, "notify");
+	/* Both are checked, so both errors show at once. */
+	if (form_runs(form, errors, "runs_min", &runs_min) &
+		form_runs(form, errors, "runs_max", &runs_max) &&
+	    runs_min > 0 && runs_max > 0 && runs_max < runs_min)
+		json_object_set_new(
+		    errors, "runs_max",
+		    json_string("The most runs cannot be below the "
+				"fewest."));
+	values = json_object();
+	for (i = 0; form_fields[i] != NULL; i++)
+		json_object_set(values, form_fields[i],
+				json_object_get(form, form_fields[i]));
+	if (json_object_size(errors) > 0) {
+		render_form(res, 400, &session, values, errors, NULL);
+		goto out;
+	}
+	body = json_pack(
+	    "{s:O,s:O,s:O,s:O,s:o}", "repo", json_object_get(form, "repo"),
+	    "testcase", json_object_get(form, "testcase"), "good",
+	    json_object_get(form, "good"), "bad", json_object_get(form, "bad"),
+	    "notify", form_notify(form_text(form, "notify")));
+	if (body != NULL && runs_min > 0)
+		json_object_set_new(body, "runs_min", json_integer(runs_min));
+	if (body != NULL && runs_max > 0)
+		json_object_set_new(body, "runs_max", json_integer(runs_max));
+	if (body == NULL) {
+		web_error_page(res, 500, &session, "Out of memory.");
+		goto out;
+	}
+	api_job_create(&answer, req, body);
+	if (answer.body != NULL)
+		reply = json_loadb(answer.body, answer.body_len, 0, &jerr);
+	if (answer.status == 201 &&
+	    json_integer_value(json_object_get(reply, "id")) > 0) {
+		snprintf(location, sizeof(location), "/jobs/%lld",
+			 (long long)json_integer_value(
+			     json_object_get(reply, "id")));
+		web_redirect(res, location);
+		goto out;
+	}
+	field = error_field(reply,
+			    json_string_value(json_object_get(form, "good")));
+	if (field != NULL) {
+		json_object_set_new(
+		    errors, field,
+		    json_string(web_api_message(reply, "refused")));
+		render_form(res, answer.status >= 400 ? answer.status : 400,
+			    &session, values, errors, NULL);
+	} else {
+		render_form(
+		    res, answer.status >= 400 ? answer.status : 500, &session,
+		    values, errors,
+		    web_api_message(reply, "The job could not be created."));
+	}
+out:
+	free(answer.body);
+	free(answer.location);
+	for (i = 0; i < answer.extra_header_count; i++) {
+		free(answer.extra_headers[i][0]);
+		free(answer.extra_headers[i][1]);
+	}
+	json_decref(reply);
+	json_decref(body);
+	json_decref(values);
+	json_decref(errors);
+	json_decref(form);
+}
+
+/* The repository's commit link for `sha`, when its template is http(s). */
+static json_t *commit_link(const char *web_url, const char *sha)
+{
+	struct strbuf b = STRBUF_INIT;
+	const char *at;
+	char *out;
+
+	if (web_url == NULL || sha == NULL ||
+	    (strncmp(web_url, "https://", 8) != 0 &&
+	     strncmp(web_url, "http://", 7) != 0) ||
+	    (at = strstr(web_url, "{sha}")) == NULL)
+		return json_null();
+	strbuf_appendn(&b, web_url, (size_t)(at - web_url));
+	strbuf_append(&b, sha);
+	strbuf_append(&b, at + 5);
+	if (strbuf_finish(&out, NULL, &b) < 0)
+		return json_null();
+	return string_take(out);
+}
+
+static json_t *short_sha(const char *sha)
+{
+	return sha != NULL
+		   ? json_stringn(sha, strlen(sha) < 12 ? strlen(sha) : 12)
+		   : json_null();
+}
+
+static enum svgplot_class plot_class(const char *name)
+{
+	if (name == NULL)
+		return SVGPLOT_UNDECIDED;
+	if (strcmp(name, "good") == 0)
+		return SVGPLOT_GOOD;
+	if (strcmp(name, "bad") == 0)
+		return SVGPLOT_BAD;
+	if (strcmp(name, "skipped") == 0)
+		return SVGPLOT_SKIPPED;
+	return SVGPLOT_UNDECIDED;
+}
+
+/* The tested commits of a job as plot input; values point into a block
+ * that *storage receives (free it). */
+static struct svgplot_commit *plot_commits(json_t *commits, double **storage,
+					   char (**labels)[13])
+{
+	size_t n = json_array_size(commits), total = 0, i, k, used = 0;
+	struct svgplot_commit *out;
+	json_t *c, *v;
+
+	json_array_foreach(commits, i, c)
+	{
+		total += json_array_size(json_object_get(c, "runs"));
+	}
+	out = calloc(n + 1, sizeof(*out));
+	*storage = calloc(total + 1, sizeof(**storage));
+	*labels = calloc(n + 1, sizeof(**labels));
+	if (out == NULL || *storage == NULL || *labels == NULL) {
+		free(out);
+		free(*storage);
+		free(*labels);
+		*storage = NULL;
+		*labels = NULL;
+		return NULL;
+	}
+	json_array_foreach(commits, i, c)
+	{
+		json_t *runs = json_object_get(c, "runs");
+		const char *sha =
+		    json_string_value(json_object_get(c, "commit"));
+
+		snprintf((*labels)[i], sizeof((*labels)[i]), "%.12s",
+			 sha != NULL ? sha : "");
+		out[i].index =
+		    (size_t)json_integer_value(json_object_get(c, "index"));
+		out[i].label = (*labels)[i];
+		out[i].title =
+		    json_string_value(json_object_get(c, "subject"));
+		out[i].values = *storage + used;
+		out[i].cls = plot_class(
+		    json_string_value(json_object_get(c, "classification")));
+		json_array_foreach(runs, k, v)
+		{
+			(*storage)[used++] = json_number_value(v);
+		}
+		out[i].count = json_array_size(runs);
+	}
+	return out;
+}
+
+/* The index of the tested commit `sha` in `commits`, or -1. */
+static long find_commit(json_t *commits, const char *sha)
+{
+	json_t *c;
+	size_t i;
+
+	if (sha == NULL)
+		return -1;
+	json_array_foreach(commits, i, c)
+	{
+		const char *s =
+		    json_string_value(json_object_get(c, "commit"));
+
+		if (s != NULL && strcmp(s, sha) == 0)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* Adds "plot_range" and "plot_pair" (SVG text) to `ctx`. */
+static void add_plots(json_t *ctx, json_t *job, long range_lo, long range_hi)
+{
+	json_t *commits = json_object_get(job, "commits");
+	const char *culprit =
+	    json_string_value(json_object_get(job, "culprit"));
+	const char *parent = json_string_value(json_object_get(job, "parent"));
+	const char *kpi = json_string_value(json_object_get(job, "kpi"));
+	struct svgplot_range range = {0};
+	struct svgplot_commit *list;
+	char(*labels)[13] = NULL, title[256];
+	double *storage = NULL;
+	char *svg = NULL;
+	long ci, pi;
+
+	list = plot_commits(commits, &storage, &labels);
+	if (list == NULL)
+		return;
+	ci = find_commit(commits, culprit);
+	pi = find_commit(commits, parent);
+	range.candidates =
+	    (size_t)json_integer_value(json_object_get(job, "candidates"));
+	range.commits = list;
+	range.count = json_array_size(commits);
+	range.culprit = ci >= 0 ? (long)list[ci].index : -1;
+	range.range_lo = range_lo;
+	range.range_hi = range_hi;
+	range.kpi = kpi;
+	snprintf(title, sizeof(title),
+		 "Runs of the %zu tested commits of job %lld along the range "
+		 "of %zu commits",
+		 range.count,
+		 (long long)json_integer_value(json_object_get(job, "id")),
+		 range.candidates);
+	range.title = title;
+	if (range.candidates >= 1 && svgplot_render_range(&svg, &range) == 0)
+		json_object_set_new(ctx, "plot_range", string_take(svg));
+	if (ci >= 0 && pi >= 0) {
+		struct svgplot_pair pair = {&list[pi], &list[ci], kpi, NULL};
+
+		snprintf(title, sizeof(title),
+			 "Runs of the parent %.12s and of the culprit %.12s",
+			 parent, culprit);
+		pair.title = title;
+		if (svgplot_render_pair(&svg, &pair) == 0)
+			json_object_set_new(ctx, "plot_pair",
+					    string_take(svg));
+	}
+	free(list);
+	free(storage);
+	free(labels);
+}
+
+static double median_of(json_t *runs)
+{
+	struct svgplot_summary s;
+	size_t n = json_array_size(runs), i;
+	double *values = calloc(n + 1, sizeof(*values));
+	json_t *v;
+
+	if (values == NULL)
+		return NAN;
+	json_array_foreach(runs, i, v)
+	{
+		values[i] = json_number_value(v);
+	}
+	if (svgplot_summarize(&s, values, n) < 0 || s.n == 0)
+		s.median = NAN;
+	free(values);
+	return s.median;
+}
+
+/*
+ * The bisection path: the tested commits in the order they were first
+ * asked for, with author, runs, median and what the engine made of them.
+ */
+static json_t *bisection_path(PGconn *conn, json_t *job, const char *id,
+			      const char *web_url)
+{
+	const char *params[1] = {id};
+	json_t *path = json_array(),
+	       *commits = json_object_get(job, "commits");
+	PGresult *r;
+	int row;
+
+	r = db_exec(conn,
+		    "SELECT c.idx, c.sha, c.subject, c.author_name"
+		    " FROM tasks t CROSS JOIN LATERAL jsonb_array_elements("
+		    "CASE WHEN jsonb_array_length(t.plan) > 0 THEN t.plan"
+		    " ELSE jsonb_build_array(jsonb_build_object('idx',"
+		    " t.commit_idx)) END) WITH ORDINALITY AS p(e, ord)"
+		    " JOIN job_commits c ON c.job_id = t.job_id"
+		    " AND c.idx = (p.e->>'idx')::int"
+		    " WHERE t.job_id = $1"
+		    " GROUP BY c.idx, c.sha, c.subject, c.author_name"
+		    " ORDER BY min(t.id * 64 + p.ord)",
+		    1, params);
+	if (r == NULL)
+		return path;
+	for (row = 0; row < PQntuples(r); row++) {
+		long at = find_commit(commits, db_text(r, row, 1));
+		json_t *c =
+		    at >= 0 ? json_array_get(commits, (size_t)at) : NULL;
+		json_t *runs = json_object_get(c, "runs");
+		double median = median_of(runs);
+		char median_text[32] = "";
+
+		if (isfinite(median))
+			snprintf(median_text, sizeof(median_text), "%.6g",
+				 median);
+		json_array_append_new(
+		    path,
+		    json_pack("{s:I,s:I,s:s,s:o,s:s,s:s,s:o,s:I,s:s,s:s}",
+			      "step", (json_int_t)row + 1, "index",
+			      (json_int_t)db_int(r, row, 0), "sha",
+			      db_text(r, row, 1), "short",
+			      short_sha(db_text(r, row, 1)), "subject",
+			      db_text(r, row, 2), "author", db_text(r, row, 3),
+			      "link", commit_link(web_url, db_text(r, row, 1)),
+			      "runs", (json_int_t)json_array_size(runs),
+			      "median", median_text, "class",
+			      c != NULL ? json_string_value(json_object_get(
+					      c, "classification"))
+					: "untested"));
+	}
+	PQclear(r);
+	return path;
+}
+
+/* The report message of a finished job, or NULL. */
+static json_t *report_text(PGconn *conn, const char *id)
+{
+	const char *params[1] = {id};
+	PGresult *r;
+	json_t *text = json_null();
+
+	r = db_exec(conn,
+		    "SELECT message FROM outbox WHERE job_id = $1"
+		    " ORDER BY id DESC LIMIT 1",
+		    1, params);
+	if (r != NULL && PQntuples(r) == 1) {
+		/* The stored message has CRLF line ends (RFC 5322). */
+		const char *m = db_text(r, 0, 0);
+		struct strbuf b = STRBUF_INIT;
+		char *out;
+
+		for (; *m != '\0'; m++) {
+			if (m[0] != '\r' || m[1] != '\n')
+				strbuf_appendn(&b, m, 1);
+		}
+		if (strbuf_finish(&out, NULL, &b) == 0)
+			text = string_take(out);
+	}
+	PQclear(r);
+	return text;
+}
+
+/*
+ * Everything the job page and its live part show (new reference), or NULL
+ * when there is no such job (or the database failed: *db_error).
+ */
+static json_t *job_context(PGconn *conn, long long job_id,
+			   const struct web_session *session, bool *db_error)
+{
+	char id[24], steps[64], change[32], href[64];
+	const char *params[5], *state, *culprit, *range_after, *range_through;
+	const char *web_url = NULL;
+	json_t *job, *ctx = NULL;
+	long lo = -1, hi = -1;
+	bool final;
+	PGresult *r;
+
+	*db_error = false;
+	job = api_job_json(conn, job_id);
+	if (job == NULL) {
+		*db_error = PQstatus(conn) != CONNECTION_OK;
+		return NULL;
+	}
+	snprintf(id, sizeof(id), "%lld", job_id);
+	state = json_string_value(json_object_get(job, "state"));
+	culprit = json_string_value(json_object_get(job, "culprit"));
+	range_after = json_string_value(
+	    json_object_get(json_object_get(job, "range"), "after"));
+	range_through = json_string_value(
+	    json_object_get(json_object_get(job, "range"), "through"));
+	final = strcmp(state, "queued") != 0 && strcmp(state, "running") != 0;
+	params[0] = id;
+	params[1] = range_after;
+	params[2] = range_through;
+	params[3] = culprit;
+	r = db_exec(
+	    conn,
+	    "SELECT (SELECT idx FROM job_commits WHERE job_id = $1"
+	    " AND sha = $2), (SELECT idx FROM job_commits"
+	    " WHERE job_id = $1 AND sha = $3),"
+	    " (SELECT author_name || ' <' || author_email || '>'"
+	    " FROM job_commits WHERE job_id = $1 AND sha = $4),"
+	    " rp.web_url FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
+	    " WHERE j.id = $1",
+	    4, params);
+	if (r == NULL || PQntuples(r) != 1) {
+		*db_error = r == NULL;
+		PQclear(r);
+		json_decref(job);
+		return NULL;
+	}
+	if (!db_is_null(r, 0, 0) && !db_is_null(r, 0, 1)) {
+		lo = (long)db_int(r, 0, 0);
+		hi = (long)db_int(r, 0, 1);
+	}
+	web_url = db_text(r, 0, 3);
+	ctx = json_pack("{s:O,s:b,s:b,s:b,s:b,s:s}", "job", job, "final",
+			final, "running", !final, "can_cancel",
+			!final && session->role >= ROLE_SUBMIT, "can_rerun",
+			final && session->role >= ROLE_SUBMIT, "csrf",
+			session->csrf);
+	if (ctx == NULL)
+		goto out;
+	snprintf(href, sizeof(href), "Job %lld", job_id);
+	json_object_set_new(ctx, "title", json_string(href));
+	json_object_set_new(
+	    ctx, "good_short",
+	    short_sha(json_string_value(json_object_get(job, "good"))));
+	json_object_set_new(
+	    ctx, "bad_short",
+	    short_sha(json_string_value(json_object_get(job, "bad"))));
+	json_object_set_new(
+	    ctx, "good_link",
+	    commit_link(web_url,
+			json_string_value(json_object_get(job, "good"))));
+	json_object_set_new(
+	    ctx, "bad_link",
+	    commit_link(web_url,
+			json_string_value(json_object_get(job, "bad"))));
+	if (culprit != NULL) {
+		json_t *culprits = json_object_get(job, "culprits");
+
+		snprintf(
+		    change, sizeof(change), "%+.2f%%",
+		    json_number_value(json_object_get(job, "change_pct")));
+		json_object_set_new(
+		    ctx, "culprit",
+		    json_pack(
+			"{s:s,s:o,s:o,s:s?,s:s?,s:s,s:o,s:o}", "sha", culprit,
+			"short", short_sha(culprit), "link",
+			commit_link(web_url, culprit), "subject",
+			json_string_value(json_object_get(
+			    json_array_get(culprits, 0), "subject")),
+			"author", db_text(r, 0, 2), "change", change,
+			"parent_short",
+			short_sha(
+			    json_string_value(json_object_get(job, "parent"))),
+			"parent_link",
+			commit_link(web_url, json_string_value(json_object_get(
+						 job, "parent")))));
+	}
+	if (json_is_number(json_object_get(job, "p_value"))) {
+		snprintf(change, sizeof(change), "%.3g",
+			 json_number_value(json_object_get(job, "p_value")));
+		json_object_set_new(ctx, "p_value", json_string(change));
+	}
+	if (lo >= 0 && hi > lo) {
+		long remaining = hi - lo;
+		long left =
+		    remaining > 1 ? (long)ceil(log2((double)remaining)) : 0;
+
+		if (final)
+			snprintf(steps, sizeof(steps), "none: finished");
+		else if (left == 0)
+			snprintf(steps, sizeof(steps),
+				 "confirming the culprit");
+		else
+			snprintf(steps, sizeof(steps), "about %ld", left);
+		json_object_set_new(
+		    ctx, "range",
+		    json_pack("{s:I,s:I,s:I,s:o,s:o,s:s}", "lo",
+			      (json_int_t)lo, "hi", (json_int_t)hi,
+			      "remaining", (json_int_t)remaining,
+			      "after_short", short_sha(range_after),
+			      "through_short", short_sha(range_through),
+			      "steps_left", steps));
+	}
+	{
+		json_t *notify = json_object_get(job, "notify"), *v;
+		struct strbuf b = STRBUF_INIT;
+		char *text;
+		size_t i;
+
+		json_array_foreach(notify, i, v)
+		{
+			if (i > 0)
+				strbuf_append(&b, ", ");
+			if (json_is_string(v))
+				strbuf_append(&b, json_string_value(v));
+		}
+		if (strbuf_finish(&text, NULL, &b) == 0)
+			json_object_set_new(ctx, "notify", string_take(text));
+	}
+	json_object_set_new(ctx, "path",
+			    bisection_path(conn, job, id, web_url));
+	json_object_set_new(ctx, "report",
+			    final ? report_text(conn, id) : json_null());
+	add_plots(ctx, job, final ? -1 : lo, final ? -1 : hi);
+out:
+	PQclear(r);
+	json_decref(job);
+	return ctx;
+}
+
+/* Loads the job named by the path for the page; false after answering. */
+static json_t *load_job_context(struct http_response *res,
+				struct http_request *req,
+				const struct web_session *session,
+				long long *job_id)
+{
+	PGconn *conn = db_conn();
+	bool db_error = conn == NULL;
+	json_t *ctx = NULL;
+
+	if (!web_parse_id(req->params[0], job_id)) {
+		web_error_page(res, 404, session, "There is no such job.");
+		return NULL;
+	}
+	if (conn != NULL)
+		ctx = job_context(conn, *job_id, session, &db_error);
+	if (ctx == NULL) {
+		if (db_error)
+			db_down(res, session);
+		else
+			web_error_page(res, 404, session,
+				       "There is no such job.");
+	}
+	return ctx;
+}
+
+void web_job_page(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	long long job_id;
+	json_t *ctx;
+
+	if (!web_require(&session, res, req, ROLE_READ, true))
+		return;
+	ctx = load_job_context(res, req, &session, &job_id);
+	if (ctx != NULL)
+		web_render(res, 200, "job", ctx, &session, NULL);
+}
+
+void web_job_live(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	long long job_id;
+	char *text = NULL;
+	json_t *ctx;
+
+	if (!web_require(&session, res, req, ROLE_READ, false))
+		return;
+	ctx = load_job_context(res, req, &session, &job_id);
+	if (ctx == NULL)
+		return;
+	if (web_render_fragment(&text, "job_live", ctx) < 0) {
+		json_decref(ctx);
+		web_error_page(res, 500, &session, "The page is broken.");
+		return;
+	}
+	json_decref(ctx);
+	free(res->body);
+	res->status = 200;
+	res->body = text;
+	res->body_len = strlen(text);
+	res->content_type = "text/html; charset=utf-8";
+	web_security_headers(res);
+}
+
+/* Frees what a response holds (for answers of handlers called inside). */
+static void answer_clear(struct http_response *answer)
+{
+	size_t i;
+
+	free(answer->body);
+	free(answer->location);
+	for (i = 0; i < answer->extra_header_count; i++) {
+		free(answer->extra_headers[i][0]);
+		free(answer->extra_headers[i][1]);
+	}
+	memset(answer, 0, sizeof(*answer));
+}
+
+void web_job_report(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	struct http_response answer = {0};
+	json_error_t jerr;
+	json_t *reply;
+
+	if (!web_require(&session, res, req, ROLE_READ, true))
+		return;
+	api_jobs_report(&answer, req);
+	if (answer.status == 200) {
+		*res = answer;
+		return;
+	}
+	reply = answer.body != NULL
+		    ? json_loadb(answer.body, answer.body_len, 0, &jerr)
+		    : NULL;
+	web_error_page(res, answer.status, &session,
+		       web_api_message(reply, "There is no report."));
+	json_decref(reply);
+	answer_clear(&answer);
+}
+
+/* Answers a download with the REST handler of `pattern`. */
+static void download(struct http_response *res, struct http_request *req,
+		     const char *pattern, const char *extension)
+{
+	struct web_session session;
+	http_handler handler;
+	char disposition[80];
+	long long job_id;
+
+	if (!web_require(&session, res, req, ROLE_READ, true))
+		return;
+	if (!web_parse_id(req->params[0], &job_id)) {
+		web_error_page(res, 404, &session, "There is no such job.");
+		return;
+	}
+	handler = web_api_handler("GET", pattern);
+	if (handler == NULL) {
+		web_error_page(res, 501, &session,
+			       "This download is not available.");
+		return;
+	}
+	handler(res, req);
+	if (res->status == 200 && res->extra_header_count == 0) {
+		snprintf(disposition, sizeof(disposition),
+			 "attachment; filename=\"job-%lld-runs.%s\"", job_id,
+			 extension);
+		http_add_header(res, "Content-Disposition", disposition);
+	}
+}
+
+void web_job_runs_csv(struct http_response *res, struct http_request *req)
+{
+	download(res, req, "/api/v1/jobs/{}/runs.csv", "csv");
+}
+
+void web_job_runs_json(struct http_response *res, struct http_request *req)
+{
+	download(res, req, "/api/v1/jobs/{}/runs", "json");
+}
+
+void web_job_cancel(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	struct http_response answer = {0};
+	char location[64];
+	json_error_t jerr;
+	long long job_id;
+	json_t *form, *reply;
+
+	if (!web_require(&session, res, req, ROLE_SUBMIT, false))
+		return;
+	form = web_form(res, req, &session);
+	if (form == NULL)
+		return;
+	json_decref(form);
+	if (!web_parse_id(req->params[0], &job_id)) {
+		web_error_page(res, 404, &session, "There is no such job.");
+		return;
+	}
+	api_jobs_cancel(&answer, req);
+	/* 409: it finished meanwhile; the job page shows how. */
+	if (answer.status == 200 || answer.status == 409) {
+		snprintf(location, sizeof(location), "/jobs/%lld", job_id);
+		web_redirect(res, location);
+	} else {
+		reply =
+		    answer.body != NULL
+			? json_loadb(answer.body, answer.body_len, 0, &jerr)
+			: NULL;
+		web_error_page(res, answer.status, &session,
+			       web_api_message(reply, "Cannot cancel."));
+		json_decref(reply);
+	}
+	answer_clear(&answer);
+}
+
+void web_job_rerun(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	char location[64];
+	json_t *form, *reply = NULL;
+	unsigned status;
+
+	if (!web_require(&session, res, req, ROLE_SUBMIT, false))
+		return;
+	form = web_form(res, req, &session);
+	if (form == NULL)
+		return;
+	json_decref(form);
+	status =
+	    web_call_api(&reply, "POST", "/api/v1/jobs/{}/rerun", req, NULL);
+	if (status == 201 &&
+	    json_integer_value(json_object_get(reply, "id")) > 0) {
+		snprintf(location, sizeof(location), "/jobs/%lld",
+			 (long long)json_integer_value(
+			     json_object_get(reply, "id")));
+		web_redirect(res, location);
+	} else {
+		web_error_page(res, status >= 400 ? status : 500, &session,
+			       web_api_message(reply, "Cannot re-run."));
+	}
+	json_decref(reply);
+}

@@ -1,0 +1,234 @@
+// statbisect's browser test: a person's session in headless Chromium (Debian's
+// /usr/bin/chromium, driven by playwright-core).  Signs in, submits the form
+// for a real range, watches the job page until the verdict appears without
+// a reload, checks the plot and the downloads, and a form error.  Prints
+// one "PASS name" or "FAIL name: why" line per step; run.py counts them.
+// Environment: SB_URL, SB_ADMIN_TOKEN, SB_SUBMIT_TOKEN, SB_REPO,
+// SB_TESTCASE, SB_GOOD, SB_BAD, SB_CULPRIT, SB_OUT (screenshots).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const env = process.env;
+const url = env.SB_URL;
+const out = env.SB_OUT;
+const desktop = { width: 1280, height: 900 };
+const phone = { width: 390, height: 844 };
+let failures = 0;
+let skipRest = false;
+
+async function step(name, fn) {
+	if (skipRest) {
+		console.log(`FAIL ${name}: skipped after an earlier failure`);
+		failures++;
+		return;
+	}
+	try {
+		await fn();
+		console.log(`PASS ${name}`);
+	} catch (e) {
+		failures++;
+		console.log(`FAIL ${name}: ${e.message.split('\n')[0]}`);
+	}
+}
+
+function expect(cond, what) {
+	if (!cond) {
+		throw new Error(what);
+	}
+}
+
+async function api(pathname) {
+	const r = await fetch(url + pathname, {
+		headers: { Authorization: 'Bearer ' + env.SB_ADMIN_TOKEN },
+	});
+	expect(r.ok, `GET ${pathname}: ${r.status}`);
+	return r.json();
+}
+
+async function shoot(page, name) {
+	await page.screenshot({ path: path.join(out, `${name}.png`), fullPage: true });
+	await page.setViewportSize(phone);
+	await page.screenshot({ path: path.join(out, `${name}-phone.png`), fullPage: true });
+	await page.setViewportSize(desktop);
+}
+
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+	executablePath: '/usr/bin/chromium',
+	headless: true,
+	viewport: desktop,
+	acceptDownloads: true,
+	args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic',
+		'--no-first-run', '--disable-background-networking',
+		'--disable-component-update', '--disable-sync'],
+});
+const page = context.pages()[0] || await context.newPage();
+const pageErrors = [];
+page.on('pageerror', (e) => pageErrors.push(e.message));
+page.on('console', (m) => {
+	if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) {
+		pageErrors.push(m.text());
+	}
+});
+let jobId = null;
+
+try {
+	await step('sign in with a token', async () => {
+		await page.goto(url + '/');
+		expect(new URL(page.url()).pathname === '/signin',
+			`redirected to sign-in, at ${page.url()}`);
+		await page.getByLabel('Token').fill(env.SB_SUBMIT_TOKEN);
+		await page.getByRole('button', { name: 'Sign in' }).click();
+		await page.waitForURL(url + '/');
+		const cookies = await context.cookies(url);
+		const session = cookies.find((c) => c.name === 'sb_session');
+		expect(session && session.httpOnly && session.sameSite === 'Strict',
+			'HttpOnly SameSite=Strict session cookie');
+		expect(await page.evaluate(() => document.cookie) === '',
+			'the session cookie is invisible to scripts');
+		await page.getByRole('heading', { name: 'Jobs' }).waitFor();
+	});
+	if (failures) {
+		skipRest = true;
+	}
+
+	await step('a bad revision is refused next to its field', async () => {
+		await page.getByRole('link', { name: 'New job' }).first().click();
+		await page.getByLabel('Repository').selectOption(env.SB_REPO);
+		await page.getByLabel('Testcase').selectOption(env.SB_TESTCASE);
+		await page.getByLabel('Good revision').fill('v0.0-does-not-exist');
+		await page.getByLabel('Bad revision').fill('main');
+		await page.getByLabel(/^Notify/).fill('dev@example.org');
+		await page.getByRole('button', { name: 'Start bisecting' }).click();
+		const error = page.locator('#good-error');
+		await error.waitFor();
+		const text = await error.textContent();
+		expect(text === `revision 'v0.0-does-not-exist' not found in repository '${env.SB_REPO}'`,
+			`error text: ${text}`);
+		expect(await page.getByLabel('Good revision').inputValue() === 'v0.0-does-not-exist',
+			'good value kept');
+		expect(await page.getByLabel('Bad revision').inputValue() === 'main',
+			'bad value kept');
+		expect(await page.getByLabel(/^Notify/).inputValue() === 'dev@example.org',
+			'notify kept');
+		expect(await page.getByLabel('Repository').inputValue() === env.SB_REPO,
+			'repository kept');
+		expect(await page.getByLabel('Good revision').getAttribute('aria-invalid') === 'true',
+			'field marked invalid');
+		await shoot(page, 'form-error');
+	});
+
+	await step('submit the form for a real range', async () => {
+		await page.getByLabel('Good revision').fill(env.SB_GOOD);
+		await page.getByRole('button', { name: 'Start bisecting' }).click();
+		await page.waitForURL(/\/jobs\/\d+$/);
+		jobId = Number(new URL(page.url()).pathname.split('/').pop());
+		const state = await page.locator('#job-state').textContent();
+		expect(state === 'queued' || state === 'running',
+			`the page opens while the job runs (state ${state})`);
+		const job = await api(`/api/v1/jobs/${jobId}`);
+		expect(job.good === env.SB_GOOD && job.bad === env.SB_BAD,
+			'the job has the submitted range');
+	});
+	if (jobId === null) {
+		skipRest = true;
+	}
+
+	await step('the job page updates itself until the verdict', async () => {
+		// A marker in this document: a reload would lose it.
+		await page.evaluate(() => { window.sbNoReload = 'still here'; });
+		const seen = new Set();
+		const remaining = new Set();
+		const deadline = Date.now() + 300000;
+		let shotRunning = false;
+		while (Date.now() < deadline) {
+			if (await page.locator('#verdict').count() > 0) {
+				break;
+			}
+			const tested = await page.locator('#commits-tested').textContent();
+			seen.add(tested);
+			if (await page.locator('#remaining strong').count() > 0) {
+				remaining.add(await page.locator('#remaining strong').textContent());
+			}
+			if (!shotRunning && Number(tested) >= 3) {
+				await page.screenshot({ path: path.join(out, 'job-running.png'),
+					fullPage: true });
+				shotRunning = true;
+			}
+			await page.waitForTimeout(300);
+		}
+		const verdict = await page.locator('#verdict').textContent();
+		expect(verdict === 'regression', `verdict ${verdict}`);
+		expect(await page.evaluate(() => window.sbNoReload) === 'still here',
+			'the page was not reloaded');
+		const navigations = await page.evaluate(
+			() => performance.getEntriesByType('navigation').length);
+		expect(navigations === 1, `one navigation, got ${navigations}`);
+		expect(seen.size >= 2, `progress changed on the page: ${[...seen]}`);
+		expect(remaining.size >= 2, `the candidate range shrank: ${[...remaining]}`);
+		const subject = await page.locator('#culprit-subject').textContent();
+		const link = await page.locator('.facts a[href*="/c/"]').first().getAttribute('href');
+		expect(link.endsWith(env.SB_CULPRIT), `culprit link ${link} (${subject})`);
+	});
+
+	await step('the plot shows the tested commits', async () => {
+		const job = await api(`/api/v1/jobs/${jobId}`);
+		expect(job.state === 'done', `job ${job.state}`);
+		const svg = page.locator('#plot-range svg');
+		expect(await svg.isVisible(), 'the range plot is visible');
+		const box = await svg.boundingBox();
+		expect(box.width > 600 && box.height > 250, `plot size ${box.width}x${box.height}`);
+		const plotted = await page.locator('#plot-range g.commit').evaluateAll(
+			(gs) => gs.map((g) => `${g.getAttribute('data-index')}:${g.classList[1]}`));
+		const want = job.commits.map((c) => `${c.index}:${c.classification}`);
+		expect(JSON.stringify(plotted.sort()) === JSON.stringify(want.sort()),
+			`plotted ${plotted} want ${want}`);
+		const marks = await page.locator('#plot-range .run').count();
+		const runs = job.commits.reduce((n, c) => n + c.runs.length, 0);
+		expect(marks === runs, `${marks} run marks for ${runs} runs`);
+		expect(await page.locator('#plot-pair svg [data-role="culprit"]').count() === 1,
+			'the parent vs culprit plot');
+		const path = await page.locator('#path li').count();
+		expect(path === job.commits_tested, `bisection path of ${path} commits`);
+		expect(await page.locator('#report').isVisible(), 'the report is shown');
+		await shoot(page, 'job');
+	});
+
+	await step('download the runs as CSV', async () => {
+		const job = await api(`/api/v1/jobs/${jobId}`);
+		const [download] = await Promise.all([
+			page.waitForEvent('download'),
+			page.locator('#download-csv').click(),
+		]);
+		expect(download.suggestedFilename() === `job-${jobId}-runs.csv`,
+			`file name ${download.suggestedFilename()}`);
+		const file = path.join(out, download.suggestedFilename());
+		await download.saveAs(file);
+		const lines = fs.readFileSync(file, 'utf8').trim().split(/\r?\n/);
+		expect(lines[0].startsWith('job,commit_index,commit,'), `header ${lines[0]}`);
+		expect(lines.length - 1 === job.runs, `${lines.length - 1} rows for ${job.runs} runs`);
+		const culpritRows = lines.filter((l) => l.includes(env.SB_CULPRIT)).length;
+		const culprit = job.commits.find((c) => c.commit === env.SB_CULPRIT);
+		expect(culpritRows === culprit.runs.length, 'the culprit runs are in the CSV');
+	});
+
+	await step('the dashboard lists the job', async () => {
+		await page.getByRole('link', { name: 'Jobs' }).first().click();
+		const row = page.locator('table.jobs tbody tr', { hasText: `#${jobId}` });
+		await row.waitFor();
+		const text = await row.textContent();
+		expect(text.includes('done') && text.includes('regression') &&
+			text.includes(env.SB_CULPRIT.slice(0, 12)), `row: ${text}`);
+		await shoot(page, 'dashboard');
+	});
+
+	await step('no script errors on any page', async () => {
+		expect(pageErrors.length === 0, pageErrors.join('; '));
+	});
+} finally {
+	await context.close();
+	fs.rmSync(profile, { recursive: true, force: true });
+}
+process.exit(failures ? 1 : 0);
