@@ -2,24 +2,41 @@
 
 #include <gsl/gsl_cdf.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "bisect_dag.h"
 #include "stats.h"
 
-/* Equivalence (TOST) is accepted at this level: a real change at least as
- * large as min_change_pct is called "no change" at most this often. */
-#define BISECT_ALPHA_EQUIVALENCE 0.05
-
-enum comparison { CMP_UNKNOWN, CMP_DIFFERENT, CMP_SAME };
+/* Equivalence (TOST) is accepted at this level: a real change as large as
+ * min_change_pct is called "no change" at most this often. */
+#define ALPHA_EQUIVALENCE 0.05
+/* A confirmation passes when fresh runs show the change at this level. */
+#define ALPHA_CONFIRM 0.05
+/* The endpoint runs grow by this factor from one look to the next. */
+#define LOOK_GROWTH 1.5
+/* Standardised runs are clipped this far beyond a level (in sds), so that
+ * one outlier cannot decide a classification. */
+#define CLIP_BEYOND 2.5
+/* How far (in standard errors) a commit's location may sit from the level
+ * it is classified to, and must sit from both to be "neither". */
+#define Z_CONSISTENT 3.0
+#define Z_NEITHER 3.5
+#define MAX_SEGMENTS (2 * BISECT_MAX_CULPRITS)
 
 void bisect_options_init(struct bisect_options *opts, bool higher_is_better)
 {
 	memset(opts, 0, sizeof(*opts));
 	opts->runs_min = 5;
 	opts->runs_max = 30;
+	opts->step_runs_min = 3;
+	opts->confirm_runs = 4;
+	opts->confirm_max = 16;
 	opts->min_change_pct = 1.0;
-	opts->alpha = 0.01;
+	opts->alpha = 0.005;
+	opts->step_alpha = 0.001;
 	opts->higher_is_better = higher_is_better;
+	opts->confirm = true;
 }
 
 const char *bisect_verdict_name(enum bisect_verdict verdict)
@@ -41,270 +58,814 @@ const char *bisect_verdict_name(enum bisect_verdict verdict)
 
 const char *bisect_class_name(enum bisect_class cls)
 {
-	static const char *const names[] = {"untested", "good", "bad",
-					    "undecided", "skipped"};
+	static const char *const names[] = {"untested",  "good",
+					    "bad",       "undecided",
+					    "skipped",   "neither"};
 
 	return (size_t)cls < sizeof(names) / sizeof(names[0]) ? names[cls]
 							       : "untested";
 }
 
-/*
- * Change from `from` to `to` in percent of the older mean; when that mean is
- * 0 (an error count, say) in percent of the newer one, so a change from 0 is
- * +-100% rather than nothing.
- */
-static double pct_change(const struct bisect_commit *from,
-			 const struct bisect_commit *to)
+/* A growable list of commit indices. */
+struct idlist {
+	size_t *v;
+	size_t n, cap;
+};
+
+static int idlist_push(struct idlist *l, size_t x)
 {
-	double a = stats_mean(from->values, from->value_count);
-	double b = stats_mean(to->values, to->value_count);
-	double base = a != 0.0 ? fabs(a) : fabs(b);
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 8;
+		size_t *grown = realloc(l->v, cap * sizeof(*grown));
 
-	return base == 0.0 ? 0.0 : 100.0 * (b - a) / base;
-}
-
-/* Three-way comparison of two commits' runs. */
-static enum comparison compare(const struct bisect_commit *a,
-			       const struct bisect_commit *b,
-			       const struct bisect_options *opts,
-			       double *p_out)
-{
-	struct stats_test welch, tost;
-	double pct = pct_change(a, b);
-
-	*p_out = 1.0;
-	if (stats_welch_t(&welch, a->values, a->value_count, b->values,
-			  b->value_count) < 0)
-		return CMP_UNKNOWN;
-	*p_out = welch.p_value;
-	if (welch.p_value < opts->alpha && fabs(pct) >= opts->min_change_pct)
-		return CMP_DIFFERENT;
-	if (pct == 0.0 &&
-	    stats_variance(a->values, a->value_count) == 0.0 &&
-	    stats_variance(b->values, b->value_count) == 0.0)
-		return CMP_SAME; /* the same constant on both sides */
-	/* The equivalence margin is a percentage of the larger mean, so a
-	 * mean of 0 on one side still leaves a margin. */
-	if (fabs(stats_mean(a->values, a->value_count)) <
-	    fabs(stats_mean(b->values, b->value_count))) {
-		const struct bisect_commit *swap = a;
-
-		a = b;
-		b = swap;
+		if (grown == NULL)
+			return -2;
+		l->v = grown;
+		l->cap = cap;
 	}
-	if (stats_tost(&tost, a->values, a->value_count, b->values,
-		       b->value_count, opts->min_change_pct) == 0 &&
-	    tost.p_value < BISECT_ALPHA_EQUIVALENCE)
-		return CMP_SAME;
-	return CMP_UNKNOWN;
+	l->v[l->n++] = x;
+	return 0;
+}
+
+static int idlist_copy(struct idlist *out, const struct idlist *from)
+{
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < from->n; i++) {
+		if (idlist_push(out, from->v[i]) < 0)
+			return -2;
+	}
+	return 0;
+}
+
+/* A part of the range known to hold a change: its candidates, the newest
+ * commit at the high level (every candidate is an ancestor of it), and the
+ * commits measured at each of its two levels. */
+struct segment {
+	struct bisect_set cand;
+	size_t bad;
+	struct idlist low, high;
+	double error; /* summed error bounds of the decisions so far */
+};
+
+static void segment_clear(struct segment *s)
+{
+	bisect_set_clear(&s->cand);
+	free(s->low.v);
+	free(s->high.v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* One level: the runs of its commits pooled. */
+struct level {
+	double mean; /* 10% trimmed mean, robust to outliers */
+	size_t n;
+};
+
+struct engine {
+	const struct bisect_commit *commits;
+	size_t count;
+	const struct bisect_options *opts;
+	struct bisect_result *out;
+	enum bisect_class *classes;
+	size_t *stack;
+	double *scratch; /* room for every search run */
+	struct bisect_set tmp;
+	/* Noise: residuals of every decided commit around its own median,
+	 * pooled; sigma is their winsorised standard deviation. */
+	struct idlist noise_commits;
+	double sigma;
+};
+
+static double values_mean(const double *x, size_t n)
+{
+	return n > 0 ? stats_mean(x, n) : 0.0;
+}
+
+static int level_of(struct level *out, struct engine *e,
+		    const struct idlist *commits)
+{
+	size_t i, k, n = 0;
+
+	for (i = 0; i < commits->n; i++) {
+		const struct bisect_commit *c = &e->commits[commits->v[i]];
+
+		for (k = 0; k < c->value_count; k++)
+			e->scratch[n++] = c->values[k];
+	}
+	out->n = n;
+	out->mean = n >= 10 ? stats_trimmed_mean(e->scratch, n, 0.1)
+			    : values_mean(e->scratch, n);
+	return n > 0 ? 0 : -1;
 }
 
 /*
- * Is `mid` on the good or the bad side of the halfway point between the
- * endpoints' means?  A Welch-style t test of mean(mid) against that point,
- * whose own uncertainty (from both endpoints) enters the standard error and
- * the Welch-Satterthwaite degrees of freedom; one-sided each way.
- * BISECT_UNDECIDED while neither side is significant at alpha.
+ * The noise's standard deviation from the pooled residuals of the commits
+ * in e->noise_commits: each run minus its commit's median, winsorised at
+ * three robust standard deviations (MAD-based) so that outliers do not
+ * inflate it, then the usual estimate with one degree of freedom lost per
+ * commit.
  */
-static enum bisect_class classify(const struct bisect_commit *good,
-				  const struct bisect_commit *bad,
-				  const struct bisect_commit *mid,
-				  const struct bisect_options *opts)
+static void estimate_sigma(struct engine *e)
 {
-	double mg = stats_mean(good->values, good->value_count);
-	double mb = stats_mean(bad->values, bad->value_count);
-	double mm = stats_mean(mid->values, mid->value_count);
-	double ng = (double)good->value_count, nb = (double)bad->value_count;
-	double nm = (double)mid->value_count;
-	double vg = stats_variance(good->values, good->value_count) / (4 * ng);
-	double vb = stats_variance(bad->values, bad->value_count) / (4 * nb);
-	double vm = stats_variance(mid->values, mid->value_count) / nm;
-	double se2 = vg + vb + vm, df, t;
-	/* Distance from the halfway point, positive towards bad. */
-	double d = (mm - (mg + mb) / 2) * (mb > mg ? 1 : -1);
+	size_t i, k, n = 0, dof_lost = 0;
+	double mad, robust, sum = 0;
 
-	if (!(se2 > 0))
-		return d > 0 ? BISECT_BAD_LIKE
-			     : d < 0 ? BISECT_GOOD_LIKE : BISECT_UNDECIDED;
-	df = se2 * se2 /
-	     (vg * vg / (ng - 1) + vb * vb / (nb - 1) + vm * vm / (nm - 1));
-	t = d / sqrt(se2);
-	if (gsl_cdf_tdist_Q(t, df) < opts->alpha)
-		return BISECT_BAD_LIKE;
-	if (gsl_cdf_tdist_P(t, df) < opts->alpha)
-		return BISECT_GOOD_LIKE;
-	return BISECT_UNDECIDED;
-}
+	for (i = 0; i < e->noise_commits.n; i++) {
+		const struct bisect_commit *c =
+			&e->commits[e->noise_commits.v[i]];
+		double med;
 
-/* At runs_max the evidence stays weak: take the nearer endpoint. */
-static enum bisect_class nearest(const struct bisect_commit *good,
-				 const struct bisect_commit *bad,
-				 const struct bisect_commit *mid)
-{
-	double m = stats_mean(mid->values, mid->value_count);
-	double g = stats_mean(good->values, good->value_count);
-	double b = stats_mean(bad->values, bad->value_count);
-
-	return fabs(m - b) < fabs(m - g) ? BISECT_BAD_LIKE : BISECT_GOOD_LIKE;
-}
-
-/* The buildable commit in (lo, hi) nearest to the middle, or hi if none. */
-static size_t pick_midpoint(const struct bisect_commit *commits, size_t lo,
-			    size_t hi)
-{
-	size_t middle = lo + (hi - lo) / 2;
-	size_t step;
-
-	for (step = 0; step < hi - lo; step++) {
-		if (middle + step < hi && !commits[middle + step].build_failed)
-			return middle + step;
-		if (middle >= step && middle - step > lo &&
-		    !commits[middle - step].build_failed)
-			return middle - step;
+		if (c->value_count < 2)
+			continue;
+		med = stats_median(c->values, c->value_count);
+		for (k = 0; k < c->value_count; k++)
+			e->scratch[n++] = c->values[k] - med;
+		dof_lost++;
 	}
-	return hi;
+	e->sigma = 0;
+	if (n <= dof_lost)
+		return;
+	mad = stats_mad(e->scratch, n);
+	robust = 1.4826 * mad;
+	for (i = 0; i < n; i++) {
+		double r = e->scratch[i];
+
+		if (robust > 0) {
+			if (r > 3 * robust)
+				r = 3 * robust;
+			else if (r < -3 * robust)
+				r = -3 * robust;
+		}
+		sum += r * r;
+	}
+	e->sigma = sqrt(sum / (double)(n - dof_lost));
 }
 
-static void request(struct bisect_result *out, size_t commit, size_t runs)
+static double pct_change_of(double from, double to)
 {
+	double base = from != 0.0 ? fabs(from) : fabs(to);
+
+	return base == 0.0 ? 0.0 : 100.0 * (to - from) / base;
+}
+
+static void request(struct engine *e, size_t commit, size_t runs,
+		    enum bisect_purpose purpose)
+{
+	struct bisect_result *out = e->out;
+
 	if (runs == 0 || out->request_count == BISECT_MAX_REQUESTS)
 		return;
 	out->requests[out->request_count].commit = commit;
 	out->requests[out->request_count].runs = runs;
+	out->requests[out->request_count].purpose = purpose;
 	out->request_count++;
 }
 
-/* Runs to add to a commit whose evidence is still weak. */
-static size_t more_runs(const struct bisect_commit *c,
-			const struct bisect_options *opts)
+static void set_class(struct engine *e, size_t i, enum bisect_class cls)
 {
-	size_t want = c->value_count + opts->runs_min;
-
-	if (want > opts->runs_max)
-		want = opts->runs_max;
-	return want > c->value_count ? want - c->value_count : 0;
+	if (e->classes != NULL)
+		e->classes[i] = cls;
 }
 
-static void finish_inconclusive(struct bisect_result *out, const char *reason)
+/* ---- endpoints ---------------------------------------------------- */
+
+enum comparison { CMP_UNKNOWN, CMP_DIFFERENT, CMP_SAME };
+
+/* The run counts at which the endpoints are tested: runs_min, then growing
+ * by LOOK_GROWTH (at least 2 more), capped at runs_max. */
+static size_t next_look(const struct bisect_options *o, size_t have)
 {
-	out->verdict = BISECT_INCONCLUSIVE;
-	out->reason = reason;
-	out->request_count = 0;
+	size_t look = o->runs_min;
+
+	while (look <= have && look < o->runs_max) {
+		size_t grown = (size_t)ceil((double)look * LOOK_GROWTH);
+
+		look = grown > look + 2 ? grown : look + 2;
+		if (look > o->runs_max)
+			look = o->runs_max;
+	}
+	return look;
+}
+
+static size_t look_count(const struct bisect_options *o)
+{
+	size_t looks = 1, have = o->runs_min;
+
+	while (have < o->runs_max) {
+		have = next_look(o, have);
+		looks++;
+	}
+	return looks;
+}
+
+/*
+ * Good vs bad: different when Welch's t and Mann-Whitney U both reject at
+ * alpha / looks (repeated looks must not add up to more false alarms than
+ * alpha) and the change is not provably smaller than min_change_pct; same
+ * when two one-sided tests put it within min_change_pct.
+ */
+static enum comparison compare_endpoints(struct engine *e, double *p_out)
+{
+	const struct bisect_options *o = e->opts;
+	const struct bisect_commit *a = &e->commits[0];
+	const struct bisect_commit *b = &e->commits[e->count - 1];
+	double alpha = o->alpha / (double)look_count(o);
+	struct stats_test welch, mwu, tost, below;
+	double ma = stats_mean(a->values, a->value_count);
+	double mb = stats_mean(b->values, b->value_count);
+	double base = ma != 0.0 ? fabs(ma) : fabs(mb);
+	double margin = base * o->min_change_pct / 100.0;
+	const struct bisect_commit *big = a, *small = b;
+
+	*p_out = 1.0;
+	if (stats_welch_t(&welch, a->values, a->value_count, b->values,
+			  b->value_count) < 0 ||
+	    stats_mann_whitney(&mwu, a->values, a->value_count, b->values,
+			       b->value_count) < 0)
+		return CMP_UNKNOWN;
+	*p_out = welch.p_value > mwu.p_value ? welch.p_value : mwu.p_value;
+	if (welch.p_value < alpha && mwu.p_value < alpha) {
+		/* Not significantly below the margin: |mb - ma| < margin is
+		 * rejected only if the one-sided test says so. */
+		int rc = mb > ma ? stats_welch_t_one_sided(
+					   &below, b->values, b->value_count,
+					   a->values, a->value_count, -margin)
+				 : stats_welch_t_one_sided(
+					   &below, a->values, a->value_count,
+					   b->values, b->value_count, -margin);
+
+		(void)rc;
+		if (fabs(mb - ma) >= margin ||
+		    !(rc == 0 && below.p_value < ALPHA_EQUIVALENCE))
+			return CMP_DIFFERENT;
+		return CMP_SAME;
+	}
+	if (ma == mb && stats_variance(a->values, a->value_count) == 0 &&
+	    stats_variance(b->values, b->value_count) == 0)
+		return CMP_SAME;
+	if (fabs(mb) > fabs(ma)) {
+		big = b;
+		small = a;
+	}
+	if (stats_tost(&tost, big->values, big->value_count, small->values,
+		       small->value_count, o->min_change_pct) == 0 &&
+	    tost.p_value < ALPHA_EQUIVALENCE)
+		return CMP_SAME;
+	return CMP_UNKNOWN;
+}
+
+/* ---- classification ----------------------------------------------- */
+
+enum decision { DECIDE_NONE, DECIDE_LOW, DECIDE_HIGH, DECIDE_NEITHER };
+
+/*
+ * Replays the sequential test of one commit over its runs in order and
+ * returns the first decision reached (DECIDE_NONE if none yet).  *llr_out
+ * receives the log-likelihood ratio at that point (positive: high).
+ *
+ * A commit that also has confirmation runs (it was named a culprit, or is
+ * a culprit's parent) is judged on all its runs at once instead: when fresh
+ * runs contradict the decision the search made, the decision changes and
+ * the search goes on from there, so a wrong step is undone by the
+ * confirmation that exposed it.
+ */
+static enum decision classify(struct engine *e, const struct level *low,
+			      const struct level *high,
+			      const struct bisect_commit *c, double *llr_out)
+{
+	const struct bisect_options *o = e->opts;
+	double sigma = e->sigma, delta = high->mean - low->mean;
+	double half = (low->mean + high->mean) / 2, d, clip, llr = 0, zsum = 0;
+	double threshold = log((1 - o->step_alpha) / o->step_alpha);
+	size_t total = c->value_count + c->confirm_count, j;
+	bool whole = c->confirm_count > 0;
+
+	*llr_out = 0;
+	if (!(sigma > 0)) {
+		/* No noise at all: the runs equal one level or not. */
+		double m = values_mean(c->values, c->value_count);
+
+		if (c->value_count == 0)
+			return DECIDE_NONE;
+		if (m == low->mean)
+			return DECIDE_LOW;
+		if (m == high->mean)
+			return DECIDE_HIGH;
+		return DECIDE_NEITHER;
+	}
+	d = delta / sigma;
+	clip = fabs(d) / 2 + CLIP_BEYOND;
+	for (j = 0; j < total; j++) {
+		double x = j < c->value_count
+				   ? c->values[j]
+				   : c->confirm_values[j - c->value_count];
+		double z = (x - half) / sigma, loc, se_low, se_high;
+		size_t n = j + 1;
+
+		if (z > clip)
+			z = clip;
+		else if (z < -clip)
+			z = -clip;
+		llr += d * z;
+		zsum += z;
+		if (n < o->step_runs_min || (whole && n < total))
+			continue;
+		loc = half + sigma * zsum / (double)n;
+		se_low = sigma * sqrt(1.0 / (double)n + 1.0 / (double)low->n);
+		se_high = sigma * sqrt(1.0 / (double)n + 1.0 / (double)high->n);
+		*llr_out = llr;
+		if (llr >= threshold &&
+		    fabs(loc - high->mean) <= Z_CONSISTENT * se_high)
+			return DECIDE_HIGH;
+		if (llr <= -threshold &&
+		    fabs(loc - low->mean) <= Z_CONSISTENT * se_low)
+			return DECIDE_LOW;
+		if (fabs(loc - low->mean) > Z_NEITHER * se_low &&
+		    fabs(loc - high->mean) > Z_NEITHER * se_high)
+			return DECIDE_NEITHER;
+	}
+	return DECIDE_NONE;
+}
+
+/* Runs to add to a commit under test: about half of what the evidence
+ * still missing would take on average, at least one. */
+static size_t more_step_runs(struct engine *e, const struct level *low,
+			     const struct level *high, double llr,
+			     size_t have)
+{
+	double threshold = log((1 - e->opts->step_alpha) / e->opts->step_alpha);
+	double d = e->sigma > 0 ? (high->mean - low->mean) / e->sigma : 1;
+	double per_run = d * d / 2, want;
+	size_t runs;
+
+	if (have < e->opts->step_runs_min)
+		return e->opts->step_runs_min - have;
+	want = (threshold - fabs(llr)) / (per_run > 0.05 ? per_run : 0.05);
+	runs = want > 2 ? (size_t)(want / 2) : 1;
+	if (runs > 8)
+		runs = 8;
+	if (have + runs > e->opts->runs_max)
+		runs = e->opts->runs_max - have;
+	return runs;
+}
+
+/* ---- confirmation and culprits ------------------------------------ */
+
+/*
+ * Checks culprit `c` against reference `p` on fresh interleaved runs.
+ * Returns 1 when decided (confirmed or not, filled into *cul), 0 after
+ * asking for more runs.
+ */
+static int confirm(struct engine *e, struct bisect_culprit *cul,
+		   double direction)
+{
+	const struct bisect_options *o = e->opts;
+	const struct bisect_commit *p = &e->commits[cul->parent];
+	const struct bisect_commit *c = &e->commits[cul->commit];
+	struct stats_test t;
+	size_t have = p->confirm_count < c->confirm_count ? p->confirm_count
+							  : c->confirm_count;
+	size_t target;
+	int rc;
+
+	if (have < o->confirm_runs) {
+		target = o->confirm_runs;
+	} else {
+		rc = direction > 0
+			     ? stats_welch_t_one_sided(
+				       &t, p->confirm_values, p->confirm_count,
+				       c->confirm_values, c->confirm_count, 0)
+			     : stats_welch_t_one_sided(
+				       &t, c->confirm_values, c->confirm_count,
+				       p->confirm_values, p->confirm_count, 0);
+		if (rc == 0 && t.p_value < ALPHA_CONFIRM) {
+			cul->confirmed = true;
+			cul->p_value = t.p_value;
+		} else if (have < o->confirm_max) {
+			target = have + o->confirm_runs;
+			if (target > o->confirm_max)
+				target = o->confirm_max;
+			goto ask;
+		} else {
+			cul->confirmed = false;
+			cul->p_value = rc == 0 ? t.p_value : 1.0;
+		}
+		cul->change_pct = pct_change_of(
+			values_mean(p->confirm_values, p->confirm_count),
+			values_mean(c->confirm_values, c->confirm_count));
+		return 1;
+	}
+ask:
+	e->out->interleave = true;
+	request(e, cul->parent, target - p->confirm_count, BISECT_CONFIRM);
+	request(e, cul->commit, target - c->confirm_count, BISECT_CONFIRM);
+	return 0;
+}
+
+/* Records the culprit that ends segment `s` and confirms it.  Returns 1
+ * when done with it, 0 when runs were requested, -2 out of memory. */
+static int finish_segment(struct engine *e, struct segment *s,
+			  double direction)
+{
+	struct bisect_result *out = e->out;
+	struct bisect_culprit *cul;
+	size_t lo, hi, i, left = bisect_set_count(&s->cand);
+
+	if (out->culprit_count == BISECT_MAX_CULPRITS)
+		return 1;
+	cul = &out->culprits[out->culprit_count];
+	memset(cul, 0, sizeof(*cul));
+	cul->commit = s->bad;
+	cul->ambiguous_first = out->ambiguous_used;
+	if (left > 1) {
+		/* Only failed builds are left: any of them, or `bad`, may be
+		 * the culprit; compare `bad` with the newest low commit. */
+		cul->parent = s->low.v[s->low.n - 1];
+		bisect_set_bounds(&s->cand, &lo, &hi);
+		for (i = lo; i <= hi; i++) {
+			if (bisect_set_has(&s->cand, i) &&
+			    out->ambiguous_used < BISECT_MAX_AMBIGUOUS)
+				out->ambiguous[out->ambiguous_used++] = i;
+		}
+	} else {
+		const struct bisect_commit *c = &e->commits[s->bad];
+
+		cul->parent = c->parent_count > 0 ? c->parents[0] : 0;
+		if (out->ambiguous_used < BISECT_MAX_AMBIGUOUS)
+			out->ambiguous[out->ambiguous_used++] = s->bad;
+	}
+	cul->ambiguous_count = out->ambiguous_used - cul->ambiguous_first;
+	/* Without confirmation runs, the change is the levels'. */
+	{
+		struct level low, high;
+
+		if (level_of(&low, e, &s->low) == 0 &&
+		    level_of(&high, e, &s->high) == 0)
+			cul->change_pct = pct_change_of(low.mean, high.mean);
+	}
+	cul->p_value = 1.0;
+	if (e->opts->confirm && !e->commits[cul->parent].build_failed &&
+	    cul->parent != cul->commit) {
+		if (!confirm(e, cul, direction)) {
+			out->culprit_count++; /* shown while confirming */
+			return 0;
+		}
+	}
+	cul->confidence = 1.0 - s->error;
+	if (cul->confidence < 0)
+		cul->confidence = 0;
+	if (e->opts->confirm)
+		cul->confidence *= cul->confirmed ? 1.0 - cul->p_value : 0.5;
+	out->culprit_count++;
+	return 1;
+}
+
+/* ---- search --------------------------------------------------------- */
+
+static int segment_new(struct segment *s, size_t count)
+{
+	memset(s, 0, sizeof(*s));
+	return bisect_set_init(&s->cand, count);
+}
+
+/* cand := cand minus the ancestors of v (v low-like). */
+static void drop_ancestors(struct engine *e, struct segment *s, size_t v)
+{
+	size_t w;
+
+	bisect_dag_ancestors(&e->tmp, e->commits, &s->cand, v, e->stack);
+	for (w = 0; w < s->cand.nwords; w++)
+		s->cand.words[w] &= ~e->tmp.words[w];
+}
+
+/* cand := ancestors of v inside cand (v high-like). */
+static void keep_ancestors(struct engine *e, struct segment *s, size_t v)
+{
+	bisect_dag_ancestors(&e->tmp, e->commits, &s->cand, v, e->stack);
+	memcpy(s->cand.words, e->tmp.words, s->cand.nwords * sizeof(uint64_t));
+}
+
+static size_t log2_ceil(size_t n)
+{
+	size_t steps = 0;
+
+	while (((size_t)1 << steps) < n)
+		steps++;
+	return steps;
+}
+
+/*
+ * Bisects the segments (a stack; the lowest on top) until every one has a
+ * confirmed culprit or runs are needed.  Returns 1 when all are done, 0
+ * when runs were requested, -2 when out of memory.
+ */
+static int search(struct engine *e, struct segment *stack, size_t *depth,
+		  double direction)
+{
+	struct bisect_result *out = e->out;
+	int rc;
+
+	while (*depth > 0) {
+		struct segment *s = &stack[*depth - 1];
+		struct level low, high;
+		size_t left = bisect_set_count(&s->cand), mid;
+		const struct bisect_commit *c;
+		enum decision dec;
+		bool found;
+		double llr;
+
+		out->hi = s->bad;
+		out->lo = s->low.v[s->low.n - 1];
+		out->candidates_left = left;
+		out->steps_left = log2_ceil(left) + 2 * (*depth - 1);
+		if (left <= 1) {
+			rc = finish_segment(e, s, direction);
+			if (rc <= 0)
+				return rc;
+			segment_clear(s);
+			(*depth)--;
+			continue;
+		}
+		if (bisect_dag_best_split(&mid, e->commits, e->count, &s->cand,
+					  s->bad, &found) < 0)
+			return -2;
+		if (!found) {
+			rc = finish_segment(e, s, direction);
+			if (rc <= 0)
+				return rc;
+			segment_clear(s);
+			(*depth)--;
+			continue;
+		}
+		c = &e->commits[mid];
+		if (level_of(&low, e, &s->low) < 0 ||
+		    level_of(&high, e, &s->high) < 0)
+			return -1;
+		dec = classify(e, &low, &high, c, &llr);
+		if (dec == DECIDE_NONE && c->value_count >= e->opts->runs_max) {
+			/* The evidence stays weak: the nearer level. */
+			double m = values_mean(c->values, c->value_count);
+
+			dec = fabs(m - high.mean) < fabs(m - low.mean)
+				      ? DECIDE_HIGH
+				      : DECIDE_LOW;
+			llr = 0;
+		}
+		if (dec == DECIDE_NONE) {
+			set_class(e, mid, BISECT_UNDECIDED);
+			request(e, mid,
+				more_step_runs(e, &low, &high, llr,
+					       c->value_count),
+				BISECT_SEARCH);
+			return 0;
+		}
+		out->steps_done++;
+		s->error += exp(-fabs(llr));
+		if (idlist_push(&e->noise_commits, mid) < 0)
+			return -2;
+		estimate_sigma(e);
+		if (dec == DECIDE_LOW) {
+			set_class(e, mid, BISECT_GOOD_LIKE);
+			if (idlist_push(&s->low, mid) < 0)
+				return -2;
+			drop_ancestors(e, s, mid);
+		} else if (dec == DECIDE_HIGH) {
+			set_class(e, mid, BISECT_BAD_LIKE);
+			if (idlist_push(&s->high, mid) < 0)
+				return -2;
+			keep_ancestors(e, s, mid);
+			s->bad = mid;
+		} else {
+			/* A third level: a change below and one above. */
+			struct segment *lower;
+
+			set_class(e, mid, BISECT_NEITHER);
+			if (*depth == MAX_SEGMENTS) {
+				/* Too many change points to follow: take
+				 * the nearer level and go on. */
+				double m = values_mean(c->values,
+						       c->value_count);
+
+				if (fabs(m - high.mean) < fabs(m - low.mean)) {
+					if (idlist_push(&s->high, mid) < 0)
+						return -2;
+					keep_ancestors(e, s, mid);
+					s->bad = mid;
+				} else {
+					if (idlist_push(&s->low, mid) < 0)
+						return -2;
+					drop_ancestors(e, s, mid);
+				}
+				continue;
+			}
+			lower = &stack[*depth];
+			if (segment_new(lower, e->count) < 0 ||
+			    idlist_copy(&lower->low, &s->low) < 0 ||
+			    idlist_push(&lower->high, mid) < 0)
+				return -2;
+			memcpy(lower->cand.words, s->cand.words,
+			       s->cand.nwords * sizeof(uint64_t));
+			keep_ancestors(e, lower, mid);
+			lower->bad = mid;
+			lower->error = s->error;
+			/* The upper part: what is left above mid. */
+			drop_ancestors(e, s, mid);
+			free(s->low.v);
+			memset(&s->low, 0, sizeof(s->low));
+			if (idlist_push(&s->low, mid) < 0)
+				return -2;
+			(*depth)++;
+		}
+	}
+	return 1;
+}
+
+/* ---- the step ------------------------------------------------------ */
+
+static bool options_valid(const struct bisect_options *o)
+{
+	return o->runs_min >= 2 && o->runs_max >= o->runs_min &&
+	       o->step_runs_min >= 2 && o->step_runs_min <= o->runs_max &&
+	       (!o->confirm || (o->confirm_runs >= 2 &&
+				o->confirm_max >= o->confirm_runs)) &&
+	       o->alpha > 0 && o->alpha < 1 && o->step_alpha > 0 &&
+	       o->step_alpha < 0.5 && o->min_change_pct > 0;
+}
+
+static bool dag_valid(const struct bisect_commit *commits, size_t count)
+{
+	size_t i, k;
+
+	if (commits[0].parent_count != 0)
+		return false;
+	for (i = 1; i < count; i++) {
+		for (k = 0; k < commits[i].parent_count; k++) {
+			if (commits[i].parents[k] >= i)
+				return false;
+		}
+	}
+	return true;
+}
+
+static void finish(struct engine *e, enum bisect_verdict verdict,
+		   const char *reason)
+{
+	e->out->verdict = verdict;
+	e->out->reason = reason;
+	e->out->request_count = 0;
+	e->out->interleave = false;
 }
 
 int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 		const struct bisect_commit *commits, size_t count,
 		const struct bisect_options *opts)
 {
+	struct segment stack[MAX_SEGMENTS];
+	struct engine e;
+	size_t depth = 0, i, total_runs = 0, need;
 	const struct bisect_commit *good, *bad;
 	enum comparison endpoints;
-	size_t lo, hi, i;
-	double p;
+	double direction, p;
+	int rc, error = -2;
 
-	if (count < 2 || opts->runs_min < 2 || opts->runs_max < opts->runs_min ||
-	    !(opts->alpha > 0 && opts->alpha < 1) ||
-	    !(opts->min_change_pct > 0))
+	if (count < 2 || !options_valid(opts) || !dag_valid(commits, count))
 		return -1;
 	memset(out, 0, sizeof(*out));
+	memset(&e, 0, sizeof(e));
+	memset(stack, 0, sizeof(stack));
+	e.commits = commits;
+	e.count = count;
+	e.opts = opts;
+	e.out = out;
+	e.classes = classes;
 	out->hi = count - 1;
 	out->p_value = 1.0;
-	if (classes != NULL) {
-		for (i = 0; i < count; i++)
-			classes[i] = commits[i].build_failed ? BISECT_SKIPPED
-							     : BISECT_UNTESTED;
+	out->candidates_left = count - 1;
+	out->steps_left = log2_ceil(count - 1);
+	for (i = 0; i < count; i++) {
+		set_class(&e, i,
+			  commits[i].build_failed ? BISECT_SKIPPED
+						  : BISECT_UNTESTED);
+		total_runs += commits[i].value_count;
 	}
 	good = &commits[0];
 	bad = &commits[count - 1];
 	if (good->build_failed || bad->build_failed) {
-		finish_inconclusive(out, good->build_failed
-						 ? "the good commit does not build"
-						 : "the bad commit does not build");
+		finish(&e, BISECT_INCONCLUSIVE,
+		       good->build_failed ? "the good commit does not build"
+					  : "the bad commit does not build");
 		return 0;
 	}
+	e.stack = malloc(count * sizeof(*e.stack));
+	e.scratch = malloc((total_runs + 1) * sizeof(*e.scratch));
+	if (e.stack == NULL || e.scratch == NULL ||
+	    bisect_set_init(&e.tmp, count) < 0)
+		goto out;
 
-	/* The endpoints first, interleaved by the caller in request order. */
+	/* 1. The endpoints, interleaved. */
 	if (good->value_count < opts->runs_min ||
 	    bad->value_count < opts->runs_min) {
-		if (good->value_count < opts->runs_min)
-			request(out, 0, opts->runs_min - good->value_count);
-		if (bad->value_count < opts->runs_min)
-			request(out, count - 1,
-				opts->runs_min - bad->value_count);
-		return 0;
+		out->interleave = true;
+		request(&e, 0, opts->runs_min > good->value_count
+				       ? opts->runs_min - good->value_count
+				       : 0,
+			BISECT_SEARCH);
+		request(&e, count - 1, opts->runs_min > bad->value_count
+					       ? opts->runs_min - bad->value_count
+					       : 0,
+			BISECT_SEARCH);
+		error = 0;
+		goto out;
 	}
-	endpoints = compare(good, bad, opts, &p);
+	endpoints = compare_endpoints(&e, &p);
 	out->p_value = p;
-	out->change_pct = pct_change(good, bad);
+	out->change_pct = pct_change_of(
+		stats_mean(good->values, good->value_count),
+		stats_mean(bad->values, bad->value_count));
 	if (endpoints == CMP_SAME) {
-		out->verdict = BISECT_NO_CHANGE;
-		return 0;
+		set_class(&e, 0, BISECT_GOOD_LIKE);
+		set_class(&e, count - 1, BISECT_GOOD_LIKE);
+		out->confidence = 1.0 - ALPHA_EQUIVALENCE;
+		finish(&e, BISECT_NO_CHANGE, NULL);
+		error = 0;
+		goto out;
 	}
 	if (endpoints == CMP_UNKNOWN) {
-		if (good->value_count >= opts->runs_max &&
-		    bad->value_count >= opts->runs_max) {
-			finish_inconclusive(
-				out, "the endpoints differ too little for the "
-				     "noise, even at runs_max");
-			return 0;
-		}
-		request(out, 0, more_runs(good, opts));
-		request(out, count - 1, more_runs(bad, opts));
-		return 0;
-	}
-	if (classes != NULL) {
-		classes[0] = BISECT_GOOD_LIKE;
-		classes[count - 1] = BISECT_BAD_LIKE;
-	}
+		size_t have = good->value_count < bad->value_count
+				      ? good->value_count
+				      : bad->value_count;
 
-	/* Binary search for the first bad-like commit in (lo, hi]. */
-	lo = 0;
-	hi = count - 1;
-	while (hi - lo > 1) {
-		size_t mid = pick_midpoint(commits, lo, hi);
-		const struct bisect_commit *c = &commits[mid];
-		enum bisect_class cls;
-
-		if (mid == hi) {
-			out->culprit_ambiguous = true;
-			break;
+		set_class(&e, 0, BISECT_UNDECIDED);
+		set_class(&e, count - 1, BISECT_UNDECIDED);
+		if (have >= opts->runs_max) {
+			finish(&e, BISECT_INCONCLUSIVE,
+			       "the endpoints differ too little for the noise, "
+			       "even at runs_max");
+		} else {
+			need = next_look(opts, have);
+			out->interleave = true;
+			request(&e, 0,
+				need > good->value_count
+					? need - good->value_count
+					: 0,
+				BISECT_SEARCH);
+			request(&e, count - 1,
+				need > bad->value_count ? need - bad->value_count
+							: 0,
+				BISECT_SEARCH);
 		}
-		if (c->value_count < opts->runs_min) {
-			out->lo = lo;
-			out->hi = hi;
-			request(out, mid, opts->runs_min - c->value_count);
-			return 0;
-		}
-		cls = classify(good, bad, c, opts);
-		if (cls == BISECT_UNDECIDED) {
-			if (c->value_count < opts->runs_max) {
-				if (classes != NULL)
-					classes[mid] = BISECT_UNDECIDED;
-				out->lo = lo;
-				out->hi = hi;
-				request(out, mid, more_runs(c, opts));
-				return 0;
-			}
-			cls = nearest(good, bad, c);
-		}
-		if (classes != NULL)
-			classes[mid] = cls;
-		if (cls == BISECT_BAD_LIKE)
-			hi = mid;
-		else
-			lo = mid;
+		error = 0;
+		goto out;
 	}
+	set_class(&e, 0, BISECT_GOOD_LIKE);
+	set_class(&e, count - 1, BISECT_BAD_LIKE);
+	direction = stats_mean(bad->values, bad->value_count) -
+				    stats_mean(good->values, good->value_count) >
+			    0
+		    ? 1.0
+		    : -1.0;
 
-	out->lo = lo;
-	out->hi = hi;
-	out->culprit = hi;
-	out->parent = lo;
-	out->change_pct = pct_change(&commits[lo], &commits[hi]);
-	compare(&commits[lo], &commits[hi], opts, &out->p_value);
-	/* The direction comes from the endpoints, the best-measured pair. */
-	p = pct_change(good, bad);
-	if (opts->higher_is_better ? p < 0 : p > 0)
-		out->verdict = BISECT_REGRESSION;
-	else
-		out->verdict = BISECT_IMPROVEMENT;
-	return 0;
+	/* 2. Bisection, 3. confirmation. */
+	if (idlist_push(&e.noise_commits, 0) < 0 ||
+	    idlist_push(&e.noise_commits, count - 1) < 0)
+		goto out;
+	estimate_sigma(&e);
+	if (segment_new(&stack[0], count) < 0 ||
+	    idlist_push(&stack[0].low, 0) < 0 ||
+	    idlist_push(&stack[0].high, count - 1) < 0)
+		goto out;
+	for (i = 1; i < count; i++)
+		bisect_set_add(&stack[0].cand, i);
+	stack[0].bad = count - 1;
+	depth = 1;
+	rc = search(&e, stack, &depth, direction);
+	if (rc < 0) {
+		error = rc;
+		goto out;
+	}
+	if (rc == 1) {
+		double confidence = 1.0;
+
+		for (i = 0; i < out->culprit_count; i++)
+			confidence *= out->culprits[i].confidence;
+		out->confidence = confidence;
+		finish(&e,
+		       (direction < 0) == opts->higher_is_better
+			       ? BISECT_REGRESSION
+			       : BISECT_IMPROVEMENT,
+		       NULL);
+	}
+	error = 0;
+out:
+	for (i = 0; i < MAX_SEGMENTS; i++)
+		segment_clear(&stack[i]);
+	free(e.noise_commits.v);
+	free(e.stack);
+	free(e.scratch);
+	bisect_set_clear(&e.tmp);
+	if (error < 0)
+		memset(out, 0, sizeof(*out));
+	return error;
 }

@@ -1,12 +1,34 @@
 /*
- * The bisection engine: a pure function from (candidate commits, runs so far,
- * options) to either the next runs to ask for or the final verdict.  No I/O,
- * clock, database or global state, so the server's scheduler and the
- * simulator in bench/ run exactly the same code.  Calling it again with the
- * same input gives the same answer; the server calls it after every upload.
+ * The bisection engine: a pure function from (candidate DAG, runs so far,
+ * options) to either the next runs to ask for or the final verdict.  No
+ * I/O, clock, database or global state, so the server's scheduler and the
+ * simulator (bin/statbisect-sim) run exactly the same code.  The engine
+ * keeps no memory between calls: it replays its own earlier decisions from
+ * the runs, so calling it again with the same input gives the same answer.
  *
- * This version bisects a linear range: the candidates are the first-parent
- * chain from `good` (index 0) to `bad` (index count - 1).
+ * Candidates are the commits of the range in topological order: index 0 is
+ * `good`, index count-1 is `bad`, every commit is an ancestor of `bad`, and
+ * each commit lists its parents inside the range (parents outside the range
+ * are ancestors of `good` and taken as good).  A linear range is the chain
+ * where commit i has the single parent i-1.
+ *
+ * How it decides (docs/BISECTION.md has the long form):
+ *  1. The endpoints are compared with interleaved runs, three ways:
+ *     different (Welch's t and Mann-Whitney U both significant, with alpha
+ *     split over the looks, and the change not provably below
+ *     min_change_pct), same (two one-sided tests within min_change_pct), or
+ *     unknown (more runs, up to runs_max; then inconclusive).
+ *  2. The range is bisected as `git bisect` does on a DAG (the commit that
+ *     best halves the candidates; commits whose build failed are avoided).
+ *     Each tested commit is classified sequentially against the two levels
+ *     on either side of its segment, estimated from every run classified so
+ *     far: a sequential probability ratio test with a bounded (clipped)
+ *     log-likelihood, so outliers cannot decide alone, and a consistency
+ *     check; a commit like neither level splits the segment in two, so
+ *     every change point is found.
+ *  3. Each culprit is confirmed against its parent with fresh interleaved
+ *     runs before it is reported; the confidence combines the error bounds
+ *     of the steps that led to it with the confirmation test.
  */
 #ifndef STATBISECT_BISECT_H
 #define STATBISECT_BISECT_H
@@ -25,60 +47,104 @@ enum bisect_verdict {
 /* What the engine concluded about one commit. */
 enum bisect_class {
 	BISECT_UNTESTED = 0,
-	BISECT_GOOD_LIKE,
-	BISECT_BAD_LIKE,
-	BISECT_UNDECIDED, /* tested, evidence still weak */
-	BISECT_SKIPPED,   /* build failed */
+	BISECT_GOOD_LIKE, /* at the level of the older side of its segment */
+	BISECT_BAD_LIKE,  /* at the level of the newer side */
+	BISECT_UNDECIDED, /* under test, evidence still weak */
+	BISECT_SKIPPED,   /* build failed (or the benchmark kept failing) */
+	BISECT_NEITHER,   /* at a third level: a change point on each side */
+};
+
+/* Why a run was asked for; runs are kept apart by purpose. */
+enum bisect_purpose {
+	BISECT_SEARCH = 0,  /* endpoints and bisection steps */
+	BISECT_CONFIRM = 1, /* fresh runs confirming a culprit */
 };
 
 struct bisect_options {
-	size_t runs_min;       /* runs of a commit before its first test */
-	size_t runs_max;       /* most runs of one commit */
+	size_t runs_min;       /* runs of an endpoint before its first test */
+	size_t runs_max;       /* most search runs of one commit */
+	size_t step_runs_min;  /* runs of a tested commit before its first
+				  look (>= 2) */
+	size_t confirm_runs;   /* fresh runs per side of a confirmation */
+	size_t confirm_max;    /* most confirmation runs per side */
 	double min_change_pct; /* smallest change of the KPI that matters */
-	double alpha;          /* false-alarm rate of one decision */
+	double alpha;          /* false-alarm rate of the endpoint test */
+	double step_alpha;     /* error bound of one classification */
 	bool higher_is_better; /* direction of the KPI */
+	bool confirm;          /* confirm culprits (on by default) */
 };
 
 struct bisect_commit {
-	const double *values; /* the KPI of each run so far */
+	const double *values; /* KPI of each search run, in run order */
 	size_t value_count;
+	const double *confirm_values; /* KPI of each confirmation run */
+	size_t confirm_count;
+	const size_t *parents; /* indices of parents inside the range */
+	size_t parent_count;
 	bool build_failed;
 };
 
 struct bisect_request {
-	size_t commit; /* index into the candidates */
-	size_t runs;   /* additional runs wanted */
+	size_t commit;               /* index into the candidates */
+	size_t runs;                 /* additional runs wanted */
+	enum bisect_purpose purpose; /* which runs they become */
 };
 
-#define BISECT_MAX_REQUESTS 2
+/* A culprit: the commit whose runs differ from its parent's. */
+struct bisect_culprit {
+	size_t commit;
+	size_t parent;       /* its first parent */
+	double change_pct;   /* KPI mean, culprit vs parent (confirmation
+				runs when there are, else search runs) */
+	double p_value;      /* of that difference (one-sided Welch) */
+	double confidence;   /* 0..1 that this commit is a culprit */
+	bool confirmed;      /* fresh interleaved runs agreed */
+	/* Commits whose build failed hide the exact culprit: any of
+	 * ambiguous[0..ambiguous_count) (which includes `commit`) may be. */
+	size_t ambiguous_first; /* into bisect_result.ambiguous */
+	size_t ambiguous_count;
+};
+
+#define BISECT_MAX_REQUESTS 4
+#define BISECT_MAX_CULPRITS 8
+#define BISECT_MAX_AMBIGUOUS 64
 
 struct bisect_result {
 	enum bisect_verdict verdict;
-	/* While pending: the runs to ask for, in the order to run them. */
+	/* While pending: the runs to ask for.  When `interleave` is set they
+	 * belong together and should run alternately on one machine (A B A B)
+	 * so that drift cancels; otherwise in the order given. */
 	struct bisect_request requests[BISECT_MAX_REQUESTS];
 	size_t request_count;
-	/* The first bad commit lies in (lo, hi]; when done lo is the parent. */
+	bool interleave;
+	/* Culprits found so far (all of them once done), oldest first. */
+	struct bisect_culprit culprits[BISECT_MAX_CULPRITS];
+	size_t culprit_count;
+	size_t ambiguous[BISECT_MAX_AMBIGUOUS];
+	size_t ambiguous_used;
+	/* Progress: the segment under search, the number of candidates left
+	 * in it, and an estimate of the bisection steps still to go. */
 	size_t lo, hi;
-	/* Regression or improvement: the culprit and the commit before it.
-	 * culprit_ambiguous: commits in (lo, hi) could not be built, so any
-	 * of them may be the culprit. */
-	size_t culprit, parent;
-	bool culprit_ambiguous;
-	/* Change of the KPI mean, culprit vs parent (good vs bad when there is
-	 * no culprit), in percent of the older mean, and its Welch p-value. */
+	size_t candidates_left;
+	size_t steps_left;
+	size_t steps_done;
+	/* Endpoints: change of the KPI mean, good to bad, in percent of the
+	 * older mean, and the p-value of the endpoint test. */
 	double change_pct;
 	double p_value;
+	double confidence; /* of the verdict, 0..1 */
 	const char *reason; /* static text: why inconclusive, else NULL */
 };
 
-/* Fills *opts with the defaults: 5 to 30 runs, 1%, alpha 0.01. */
+/* Fills *opts with the defaults (see bisect.c). */
 void bisect_options_init(struct bisect_options *opts, bool higher_is_better);
 
 /*
  * Decides the next step of a bisection over `count` (>= 2) candidates.
  * `classes`, when not NULL, has `count` slots and receives what the engine
- * thinks of each commit.  Returns 0, or -1 for invalid input (fewer than two
- * candidates, options out of range).
+ * thinks of each commit.  Returns 0, -1 for invalid input (fewer than two
+ * candidates, a parent index not below its child's, options out of range),
+ * or -2 when out of memory.
  */
 int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 		const struct bisect_commit *commits, size_t count,
@@ -87,7 +153,7 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 /* "regression", "improvement", "no-change", "inconclusive", or NULL. */
 const char *bisect_verdict_name(enum bisect_verdict verdict);
 
-/* "untested", "good", "bad", "undecided", "skipped". */
+/* "untested", "good", "bad", "undecided", "skipped", "neither". */
 const char *bisect_class_name(enum bisect_class cls);
 
 #endif

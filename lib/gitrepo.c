@@ -1,5 +1,7 @@
 #include "gitrepo.h"
 
+#include <git2/sys/repository.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -284,6 +286,8 @@ int gitrepo_checkout(git_repository *repo, const char *workdir,
 {
 	git_checkout_options opts;
 	git_object *target = NULL;
+	git_index *index = NULL;
+	char index_path[4200];
 	git_oid oid;
 	int error = -1;
 
@@ -303,6 +307,15 @@ int gitrepo_checkout(git_repository *repo, const char *workdir,
 		gitrepo_set_error(err, "cannot attach worktree");
 		goto out;
 	}
+	/* Each worktree keeps its own index beside it, so several worktrees
+	 * of one mirror each rewrite only what changed in them. */
+	if (snprintf(index_path, sizeof(index_path), "%s.index", workdir) >=
+		    (int)sizeof(index_path) ||
+	    git_index_open(&index, index_path) < 0 ||
+	    git_repository_set_index(repo, index) < 0) {
+		gitrepo_set_error(err, "cannot open the worktree's index");
+		goto out;
+	}
 	if (git_object_lookup(&target, repo, &oid, GIT_OBJECT_COMMIT) < 0) {
 		set_errorf(err, "commit %s not found in mirror", sha);
 		goto out;
@@ -319,8 +332,13 @@ int gitrepo_checkout(git_repository *repo, const char *workdir,
 		gitrepo_set_error(err, "cannot move HEAD");
 		goto out;
 	}
+	if (git_index_write(index) < 0) {
+		gitrepo_set_error(err, "cannot write the worktree's index");
+		goto out;
+	}
 	error = 0;
 out:
+	git_index_free(index);
 	git_object_free(target);
 	return error;
 }

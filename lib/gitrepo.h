@@ -61,7 +61,9 @@ void gitrepo_commits_free(struct gitrepo_commit *commits, size_t count);
  * Checks out commit `sha` of the mirror `repo` into the persistent worktree
  * `workdir` (created if missing), detaching HEAD there.  Files whose content
  * is unchanged are not rewritten, so build outputs stay valid for
- * incremental builds; untracked files (build products) are kept.
+ * incremental builds; untracked files (build products) are kept.  The
+ * worktree's index lives beside it in `workdir`.index, so several worktrees
+ * of one mirror (the worker's slots) do not disturb each other.
  */
 int gitrepo_checkout(git_repository *repo, const char *workdir,
 		     const char *sha, char **err);

@@ -358,7 +358,8 @@ static json_t *testcase_json(const PGresult *r, int row)
 	json_error_t e;
 
 	return json_pack(
-		"{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,s:o,s:o}", "id",
+		"{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,s:o,s:o,s:o,s:b}",
+		"id",
 		(json_int_t)db_int(r, row, 0), "name", db_text(r, row, 1),
 		"build", db_text(r, row, 2), "run", db_text(r, row, 3), "kpi",
 		db_text(r, row, 4), "higher_is_better", db_bool(r, row, 5),
@@ -367,17 +368,54 @@ static json_t *testcase_json(const PGresult *r, int row)
 		(json_int_t)db_int(r, row, 8), "timeout_s",
 		(json_int_t)db_int(r, row, 9), "params",
 		json_loads(db_text(r, row, 10), 0, &e), "monitors",
-		json_loads(db_text(r, row, 11), 0, &e));
+		json_loads(db_text(r, row, 11), 0, &e), "notify",
+		json_loads(db_text(r, row, 12), 0, &e), "notify_author",
+		db_bool(r, row, 13));
+}
+
+/* notify: at most 50 plain addresses; notify_author: a boolean. */
+static bool valid_notify(struct http_response *res, json_t *notify,
+			 json_t *notify_author)
+{
+	size_t i;
+	json_t *v;
+
+	if (notify_author != NULL && !json_is_null(notify_author) &&
+	    !json_is_boolean(notify_author)) {
+		http_error(res, 400, "invalid_field",
+			   "'notify_author' must be true or false");
+		return false;
+	}
+	if (notify == NULL || json_is_null(notify))
+		return true;
+	if (!json_is_array(notify) || json_array_size(notify) > 50) {
+		http_error(res, 400, "invalid_field",
+			   "'notify' must be a list of at most 50 addresses");
+		return false;
+	}
+	json_array_foreach(notify, i, v)
+	{
+		if (!json_is_string(v) ||
+		    strlen(json_string_value(v)) != json_string_length(v) ||
+		    !report_address_is_valid(json_string_value(v))) {
+			http_error(res, 400, "invalid_email",
+				   "'notify' entry %zu is not a plain email "
+				   "address (local@domain)",
+				   i);
+			return false;
+		}
+	}
+	return true;
 }
 
 void api_testcases_create(struct http_response *res, struct http_request *req)
 {
-	const char *name, *build, *run, *kpi, *state, *params[11];
+	const char *name, *build, *run, *kpi, *state, *params[13];
 	long long runs_min = 5, runs_max = 30, timeout_s = 600;
 	char min_text[32], rmin[24], rmax[24], tmo[24];
-	char *params_text = NULL, *monitors_text = NULL;
+	char *params_text = NULL, *monitors_text = NULL, *notify_text = NULL;
 	json_t *body = http_json_body(res, req);
-	json_t *hib, *mcp, *p, *m;
+	json_t *hib, *mcp, *p, *m, *notify, *notify_author;
 	double min_change = 1.0;
 	PGresult *r;
 
@@ -433,11 +471,18 @@ void api_testcases_create(struct http_response *res, struct http_request *req)
 	}
 	p = json_object_get(body, "params");
 	m = json_object_get(body, "monitors");
-	if (!valid_params(res, p) || !valid_monitors(res, m))
+	notify = json_object_get(body, "notify");
+	notify_author = json_object_get(body, "notify_author");
+	if (!valid_params(res, p) || !valid_monitors(res, m) ||
+	    !valid_notify(res, notify, notify_author))
 		goto out;
 	params_text = p != NULL ? json_dumps(p, JSON_COMPACT) : strdup("{}");
 	monitors_text = m != NULL ? json_dumps(m, JSON_COMPACT) : strdup("[]");
-	if (params_text == NULL || monitors_text == NULL) {
+	notify_text = notify != NULL && !json_is_null(notify)
+			      ? json_dumps(notify, JSON_COMPACT)
+			      : strdup("[]");
+	if (params_text == NULL || monitors_text == NULL ||
+	    notify_text == NULL) {
 		http_error(res, 500, "internal", "out of memory");
 		goto out;
 	}
@@ -456,15 +501,19 @@ void api_testcases_create(struct http_response *res, struct http_request *req)
 	params[8] = tmo;
 	params[9] = params_text;
 	params[10] = monitors_text;
+	params[11] = notify_text;
+	params[12] = json_is_true(notify_author) ? "true" : "false";
 	r = db_exec_state(db_conn(),
 			  "INSERT INTO testcases (name, build, run, kpi,"
 			  " higher_is_better, min_change_pct, runs_min,"
-			  " runs_max, timeout_s, params, monitors)"
+			  " runs_max, timeout_s, params, monitors, notify,"
+			  " notify_author)"
 			  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
-			  " $11) RETURNING id, name, build, run, kpi,"
+			  " $11, $12, $13) RETURNING id, name, build, run, kpi,"
 			  " higher_is_better, min_change_pct, runs_min,"
-			  " runs_max, timeout_s, params, monitors",
-			  11, params, &state);
+			  " runs_max, timeout_s, params, monitors, notify,"
+			  " notify_author",
+			  13, params, &state);
 	if (r == NULL) {
 		if (state != NULL && strcmp(state, "23505") == 0)
 			http_error(res, 409, "exists", "testcase '%s' exists",
@@ -478,6 +527,7 @@ void api_testcases_create(struct http_response *res, struct http_request *req)
 out:
 	free(params_text);
 	free(monitors_text);
+	free(notify_text);
 	json_decref(body);
 }
 
@@ -498,7 +548,8 @@ json_t *api_job_json(PGconn *conn, long long job_id)
 		    " j.message, to_char(j.created_at, "
 		    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
 		    " to_char(j.finished_at, 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-		    " j.notify, t.kpi, t.higher_is_better"
+		    " j.notify, t.kpi, t.higher_is_better, j.culprits,"
+		    " j.confidence"
 		    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
 		    " JOIN testcases t ON t.id = j.testcase_id WHERE j.id = $1",
 		    1, params);
@@ -513,35 +564,42 @@ json_t *api_job_json(PGconn *conn, long long job_id)
 	commits = json_array();
 	for (i = 0; i < job.count; i++) {
 		const struct bisect_commit *c = &job.input[i];
-		json_t *values = json_array();
+		json_t *values, *confirm;
 		size_t k;
 
-		total_runs += c->value_count + job.commits[i].failed_runs;
-		if (c->value_count == 0 && !c->build_failed &&
-		    job.commits[i].failed_runs == 0)
+		total_runs += c->value_count + c->confirm_count +
+			      job.commits[i].failed_runs;
+		if (c->value_count == 0 && c->confirm_count == 0 &&
+		    !c->build_failed && job.commits[i].failed_runs == 0)
 			continue;
 		tested++;
+		values = json_array();
+		confirm = json_array();
 		for (k = 0; k < c->value_count; k++)
 			json_array_append_new(values, json_real(c->values[k]));
+		for (k = 0; k < c->confirm_count; k++)
+			json_array_append_new(confirm,
+					      json_real(c->confirm_values[k]));
 		json_array_append_new(
 			commits,
-			json_pack("{s:I,s:s,s:s,s:o,s:I,s:b,s:s}", "index",
+			json_pack("{s:I,s:s,s:s,s:o,s:o,s:I,s:b,s:s}", "index",
 				  (json_int_t)i, "commit", job.commits[i].sha,
 				  "subject", job.commits[i].subject, "runs",
-				  values, "failed_runs",
+				  values, "confirm_runs", confirm,
+				  "failed_runs",
 				  (json_int_t)job.commits[i].failed_runs,
 				  "build_failed", c->build_failed,
 				  "classification",
 				  bisect_class_name(job.classes[i])));
 	}
-	culprits = json_array();
-	if (db_text(r, 0, 3) != NULL) {
-		json_array_append_new(
-			culprits,
-			json_pack("{s:s,s:s,s:f,s:s}", "commit",
-				  db_text(r, 0, 3), "parent", db_text(r, 0, 4),
-				  "change_pct", db_double(r, 0, 5), "subject",
-				  job.commits[job.result.culprit].subject));
+	{
+		json_error_t e;
+
+		culprits = json_loads(db_text(r, 0, 19), 0, &e);
+		if (!json_is_array(culprits)) {
+			json_decref(culprits);
+			culprits = json_array();
+		}
 	}
 	out = json_pack(
 		"{s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:b,s:I,s:I,s:I,s:o}",
@@ -589,6 +647,66 @@ json_t *api_job_json(PGconn *conn, long long job_id)
 			json_pack("{s:s,s:s}", "after",
 				  job.commits[job.result.lo].sha, "through",
 				  job.commits[job.result.hi].sha));
+		json_object_set_new(out, "confidence",
+				    db_is_null(r, 0, 20)
+					    ? json_null()
+					    : json_real(db_double(r, 0, 20)));
+		json_object_set_new(
+			out, "progress",
+			json_pack("{s:I,s:I,s:I}", "candidates_left",
+				  (json_int_t)job.result.candidates_left,
+				  "steps_done",
+				  (json_int_t)job.result.steps_done,
+				  "steps_left",
+				  (json_int_t)job.result.steps_left));
+	}
+	{
+		/* The report's delivery: pending (not tried yet), retrying
+		 * (an attempt failed; last_error says why), failed (given
+		 * up) or sent; null while the job has no report. */
+		json_t *report = json_null();
+		json_error_t e;
+		PGresult *o = db_exec(
+			conn,
+			"SELECT CASE WHEN sent_at IS NOT NULL THEN 'sent'"
+			" WHEN failed_at IS NOT NULL THEN 'failed'"
+			" WHEN attempts > 0 THEN 'retrying'"
+			" ELSE 'pending' END, attempts, last_error,"
+			" to_char(sent_at AT TIME ZONE 'UTC',"
+			" 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+			" to_char(next_attempt_at AT TIME ZONE 'UTC',"
+			" 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), recipients"
+			" FROM outbox WHERE job_id = $1 ORDER BY id DESC"
+			" LIMIT 1",
+			1, params);
+
+		if (o != NULL && PQntuples(o) == 1) {
+			const char *v;
+
+			json_decref(report);
+			report = json_pack("{s:s,s:I,s:o}", "state",
+					   db_text(o, 0, 0), "attempts",
+					   (json_int_t)db_int(o, 0, 1),
+					   "recipients",
+					   json_loads(db_text(o, 0, 5), 0, &e));
+			if (report == NULL)
+				report = json_object();
+			v = db_text(o, 0, 2);
+			json_object_set_new(report, "last_error",
+					    v ? json_string(v) : json_null());
+			v = db_text(o, 0, 3);
+			json_object_set_new(report, "sent_at",
+					    v ? json_string(v) : json_null());
+			v = strcmp(db_text(o, 0, 0), "pending") == 0 ||
+					    strcmp(db_text(o, 0, 0),
+						   "retrying") == 0
+				    ? db_text(o, 0, 4)
+				    : NULL;
+			json_object_set_new(report, "next_attempt_at",
+					    v ? json_string(v) : json_null());
+		}
+		PQclear(o);
+		json_object_set_new(out, "report", report);
 	}
 	sched_job_clear(&job);
 	PQclear(r);

@@ -25,11 +25,12 @@ static void usage(FILE *out)
 		"usage: statbisect-server --db CONNINFO --listen HOST:PORT\n"
 		"           [--mail-dir DIR] [--smtp-url URL] [--data-dir DIR]\n"
 		"           [--sql-dir DIR] [--base-url URL] [--threads N]\n"
-		"           [--lease-seconds N]\n"
+		"           [--lease-seconds N] [--smtp-retry-max SECONDS]\n"
 		"environment: STATBISECT_DB, STATBISECT_LISTEN,"
 		" STATBISECT_SMTP_URL,\n"
 		"  STATBISECT_MAIL_FROM, STATBISECT_ADMIN_TOKEN,"
-		" STATBISECT_BASE_URL\n");
+		" STATBISECT_BASE_URL,\n"
+		"  STATBISECT_SMTP_RETRY_MAX\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -91,6 +92,7 @@ int main(int argc, char **argv)
 		{"base-url", required_argument, NULL, 'b'},
 		{"threads", required_argument, NULL, 't'},
 		{"lease-seconds", required_argument, NULL, 'L'},
+		{"smtp-retry-max", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -113,6 +115,8 @@ int main(int argc, char **argv)
 		env_or("STATBISECT_MAIL_FROM",
 		       "statbisect robot <statbisect@localhost>");
 	server_config.lease_seconds = 60;
+	server_config.smtp_retry_max =
+		(unsigned)atoi(env_or("STATBISECT_SMTP_RETRY_MAX", "3600"));
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
@@ -142,6 +146,9 @@ int main(int argc, char **argv)
 		case 'L':
 			server_config.lease_seconds = (unsigned)atoi(optarg);
 			break;
+		case 'R':
+			server_config.smtp_retry_max = (unsigned)atoi(optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -160,9 +167,12 @@ int main(int argc, char **argv)
 	host = strdup(listen);
 	colon = host != NULL ? strrchr(host, ':') : NULL;
 	if (colon == NULL || atoi(colon + 1) <= 0 || atoi(colon + 1) > 65535 ||
-	    threads < 1 || threads > 64 || server_config.lease_seconds < 2) {
+	    threads < 1 || threads > 64 || server_config.lease_seconds < 2 ||
+	    server_config.smtp_retry_max < 1 ||
+	    server_config.smtp_retry_max > 86400) {
 		fprintf(stderr, "statbisect-server: --listen takes HOST:PORT, "
-				"--threads 1-64, --lease-seconds >= 2\n");
+				"--threads 1-64, --lease-seconds >= 2, "
+				"--smtp-retry-max 1-86400\n");
 		free(host);
 		return 2;
 	}
@@ -218,9 +228,19 @@ int main(int argc, char **argv)
 		log_error("cannot start the mailer");
 		goto out;
 	}
-	log_info("listening on %s:%u (%s), reports %s", host, port, base_url,
-		 server_config.smtp_url ? server_config.smtp_url
-					: server_config.mail_dir);
+	{
+		/* The SMTP URL may hold a password: not in the log. */
+		char *shown = server_config.smtp_url
+				      ? mailer_url_redacted(server_config.smtp_url)
+				      : NULL;
+
+		log_info("listening on %s:%u (%s), reports %s", host, port,
+			 base_url,
+			 shown ? shown
+			       : server_config.smtp_url ? "over SMTP"
+							: server_config.mail_dir);
+		free(shown);
+	}
 	sigwait(&signals, &sig);
 	log_info("signal %d: stopping", sig);
 	status = 0;

@@ -120,6 +120,72 @@ static bool load_worker(struct http_response *res, PGconn *conn,
 	return ok;
 }
 
+/*
+ * The commits a task runs, in the order to run them: [{"index", "commit",
+ * "runs", "purpose"}], from the task's plan (a task of an older server
+ * without one runs its single commit).
+ */
+static int load_plan(json_t **out, PGconn *conn, const char *task_id)
+{
+	const char *params[1] = {task_id};
+	json_t *list;
+	PGresult *r;
+	int i;
+
+	r = db_exec(conn,
+		    "SELECT (p.e->>'idx')::int, c.sha, (p.e->>'runs')::int,"
+		    " p.e->>'purpose', t.interleave"
+		    " FROM tasks t CROSS JOIN LATERAL"
+		    " jsonb_array_elements(CASE WHEN jsonb_array_length(t.plan)"
+		    " > 0 THEN t.plan ELSE jsonb_build_array(jsonb_build_object("
+		    "'idx', t.commit_idx, 'runs', t.runs_wanted, 'purpose',"
+		    " 'search')) END) WITH ORDINALITY AS p(e, ord)"
+		    " JOIN job_commits c ON c.job_id = t.job_id"
+		    " AND c.idx = (p.e->>'idx')::int"
+		    " WHERE t.id = $1 ORDER BY p.ord",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	list = json_array();
+	for (i = 0; i < PQntuples(r); i++)
+		json_array_append_new(
+			list, json_pack("{s:I,s:s,s:I,s:s}", "index",
+					(json_int_t)db_int(r, i, 0), "commit",
+					db_text(r, i, 1), "runs",
+					(json_int_t)db_int(r, i, 2), "purpose",
+					db_text(r, i, 3)));
+	PQclear(r);
+	if (json_array_size(list) == 0) {
+		json_decref(list);
+		return -1;
+	}
+	*out = list;
+	return 0;
+}
+
+/* Adds the plan to a claimed task: "commits", "interleave", and "commit"
+ * and "runs" of the first entry for workers that run one commit. */
+static int attach_plan(PGconn *conn, json_t *task, const char *task_id)
+{
+	const char *params[1] = {task_id};
+	json_t *plan, *first;
+	PGresult *r;
+
+	if (load_plan(&plan, conn, task_id) < 0)
+		return -1;
+	first = json_array_get(plan, 0);
+	json_object_set(task, "commit", json_object_get(first, "commit"));
+	json_object_set(task, "runs", json_object_get(first, "runs"));
+	r = db_exec(conn, "SELECT interleave FROM tasks WHERE id = $1", 1,
+		    params);
+	json_object_set_new(task, "interleave",
+			    json_boolean(r != NULL && PQntuples(r) == 1 &&
+					 db_bool(r, 0, 0)));
+	PQclear(r);
+	json_object_set_new(task, "commits", plan);
+	return 0;
+}
+
 void queue_claim(struct http_response *res, struct http_request *req)
 {
 	char lease_text[24];
@@ -213,6 +279,11 @@ void queue_claim(struct http_response *res, struct http_request *req)
 			(json_int_t)db_int(r, 0, 4), "lease_seconds",
 			server_config.lease_seconds);
 		PQclear(d);
+		if (task != NULL && attach_plan(conn, task, db_text(r, 0, 0)) < 0) {
+			json_decref(task);
+			PQclear(r);
+			goto failed;
+		}
 	}
 	PQclear(r);
 	if (task == NULL || db_commit(conn) < 0) {
@@ -318,22 +389,57 @@ out:
 }
 
 /* Stores the runs of one upload; 400 for a malformed run. */
+/* The position in the plan of commit `index`, or -1 when the task does
+ * not run it. */
+static long plan_find(json_t *plan, long long index)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(plan, i, e)
+	{
+		if (json_integer_value(json_object_get(e, "index")) == index)
+			return (long)i;
+	}
+	return -1;
+}
+
+static json_t *plan_entry(json_t *plan, long long index)
+{
+	long k = plan_find(plan, index);
+
+	return k < 0 ? NULL : json_array_get(plan, (size_t)k);
+}
+
+/*
+ * Stores the runs of one upload; 400 for a malformed run, a commit the task
+ * does not hold, or more runs of a commit than the task asked for.  A run
+ * names its commit with "commit_index"; without it, the task's first.
+ */
 static int store_runs(struct http_response *res, PGconn *conn,
-		      const char *task_id, long long job_id,
-		      long long commit_idx, long long worker_id,
-		      const char *kpi, json_t *runs)
+		      const char *task_id, long long job_id, json_t *plan,
+		      long long worker_id, const char *kpi, json_t *runs)
 {
 	char job_text[24], idx_text[24], worker_text[24], kpi_text[40];
 	char exit_text[24], wall_text[40];
-	const char *params[8];
-	size_t i;
+	const char *params[9];
+	size_t i, k, *stored;
 	json_t *run;
 
+	stored = calloc(json_array_size(plan) + 1, sizeof(*stored));
+	if (stored == NULL) {
+		http_error(res, 500, "internal", "out of memory");
+		return -1;
+	}
 	snprintf(job_text, sizeof(job_text), "%lld", job_id);
-	snprintf(idx_text, sizeof(idx_text), "%lld", commit_idx);
 	snprintf(worker_text, sizeof(worker_text), "%lld", worker_id);
 	json_array_foreach(runs, i, run)
 	{
+		json_t *index = json_object_get(run, "commit_index");
+		json_t *entry = index == NULL
+					? json_array_get(plan, 0)
+					: plan_entry(plan,
+						     json_integer_value(index));
 		json_t *metrics = json_object_get(run, "metrics");
 		json_t *exit_code = json_object_get(run, "exit_code");
 		json_t *wall = json_object_get(run, "wall_s");
@@ -344,13 +450,38 @@ static int store_runs(struct http_response *res, PGconn *conn,
 
 		if (!json_is_object(run) || !json_is_object(metrics) ||
 		    !json_is_integer(exit_code) ||
-		    (wall != NULL && !json_is_number(wall))) {
+		    (wall != NULL && !json_is_number(wall)) ||
+		    (index != NULL && !json_is_integer(index))) {
 			http_error(res, 400, "invalid_run",
 				   "run %zu needs 'metrics' (object), "
-				   "'exit_code' (integer), 'wall_s' (number)",
+				   "'exit_code' (integer), 'wall_s' (number) "
+				   "and optionally 'commit_index' (integer)",
 				   i);
-			return -1;
+			goto fail;
 		}
+		if (entry == NULL) {
+			http_error(res, 400, "invalid_run",
+				   "run %zu names commit %lld, which task %s "
+				   "does not run",
+				   i, (long long)json_integer_value(index),
+				   task_id);
+			goto fail;
+		}
+		k = (size_t)plan_find(
+			plan, json_integer_value(json_object_get(entry, "index")));
+		if (++stored[k] > (size_t)json_integer_value(
+					  json_object_get(entry, "runs"))) {
+			http_error(res, 400, "invalid_run",
+				   "more runs of commit %lld than task %s "
+				   "asked for",
+				   (long long)json_integer_value(
+					   json_object_get(entry, "index")),
+				   task_id);
+			goto fail;
+		}
+		snprintf(idx_text, sizeof(idx_text), "%lld",
+			 (long long)json_integer_value(
+				 json_object_get(entry, "index")));
 		json_object_foreach(metrics, name, value)
 		{
 			if (!json_is_number(value) ||
@@ -359,7 +490,7 @@ static int store_runs(struct http_response *res, PGconn *conn,
 					   "metric '%s' of run %zu is not a "
 					   "finite number",
 					   name, i);
-				return -1;
+				goto fail;
 			}
 		}
 		value = json_object_get(metrics, kpi);
@@ -383,27 +514,95 @@ static int store_runs(struct http_response *res, PGconn *conn,
 		params[5] = metrics_text;
 		params[6] = exit_text;
 		params[7] = wall_text;
+		params[8] = json_string_value(json_object_get(entry, "purpose"));
 		r = db_exec(conn,
 			    "INSERT INTO runs (job_id, task_id, commit_idx,"
-			    " worker_id, kpi, metrics, exit_code, wall_s)"
-			    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-			    8, params);
+			    " worker_id, kpi, metrics, exit_code, wall_s,"
+			    " purpose) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,"
+			    " $9)",
+			    9, params);
 		free(metrics_text);
 		if (r == NULL) {
+			db_failed(res);
+			goto fail;
+		}
+		PQclear(r);
+	}
+	free(stored);
+	return 0;
+fail:
+	free(stored);
+	return -1;
+}
+
+/* Marks the commits whose build failed: "build_failures": [{"commit_index",
+ * "log"}], or the older "build_failed" / "build_log" for the first. */
+static int store_build_failures(struct http_response *res, PGconn *conn,
+				long long job_id, json_t *plan, json_t *body)
+{
+	json_t *failures = json_object_get(body, "build_failures");
+	char job_text[24], idx_text[24];
+	const char *params[3] = {job_text, idx_text, NULL};
+	size_t i;
+	json_t *f;
+
+	snprintf(job_text, sizeof(job_text), "%lld", job_id);
+	if (failures == NULL && json_is_true(json_object_get(body,
+							     "build_failed")))
+		failures = json_pack(
+			"[{s:O,s:O}]", "commit_index",
+			json_object_get(json_array_get(plan, 0), "index"),
+			"log",
+			json_object_get(body, "build_log") != NULL
+				? json_object_get(body, "build_log")
+				: json_string(""));
+	else
+		json_incref(failures);
+	if (failures != NULL && !json_is_array(failures))
+		goto bad;
+	json_array_foreach(failures, i, f)
+	{
+		json_t *index = json_object_get(f, "commit_index");
+		json_t *log = json_object_get(f, "log");
+		PGresult *r;
+
+		if (!json_is_integer(index) ||
+		    plan_entry(plan, json_integer_value(index)) == NULL ||
+		    (log != NULL && !json_is_string(log)))
+			goto bad;
+		snprintf(idx_text, sizeof(idx_text), "%lld",
+			 (long long)json_integer_value(index));
+		params[2] = log != NULL ? json_string_value(log) : "";
+		r = db_exec(conn,
+			    "UPDATE job_commits SET build_failed = true,"
+			    " build_log = right($3, 65536)"
+			    " WHERE job_id = $1 AND idx = $2",
+			    3, params);
+		if (r == NULL) {
+			json_decref(failures);
 			db_failed(res);
 			return -1;
 		}
 		PQclear(r);
+		log_info("job %lld: commit %s does not build; skipped",
+			 job_id, idx_text);
 	}
+	json_decref(failures);
 	return 0;
+bad:
+	json_decref(failures);
+	http_error(res, 400, "invalid_field",
+		   "'build_failures' must list {commit_index, log} of commits "
+		   "the task runs");
+	return -1;
 }
 
 void queue_result(struct http_response *res, struct http_request *req)
 {
 	json_t *body = http_json_body(res, req), *lease, *runs, *build_failed;
-	json_t *build_log;
+	json_t *build_log, *plan = NULL;
 	long long task_id, job_id, commit_idx, worker_id;
-	char job_text[24], idx_text[24];
+	char job_text[24];
 	const char *params[3];
 	PGconn *conn = db_conn();
 	PGresult *r;
@@ -432,7 +631,6 @@ void queue_result(struct http_response *res, struct http_request *req)
 			 &job_id, &commit_idx, &worker_id))
 		goto rollback;
 	snprintf(job_text, sizeof(job_text), "%lld", job_id);
-	snprintf(idx_text, sizeof(idx_text), "%lld", commit_idx);
 	params[0] = job_text;
 	r = db_exec(conn,
 		    "SELECT t.kpi FROM jobs j JOIN testcases t"
@@ -443,29 +641,18 @@ void queue_result(struct http_response *res, struct http_request *req)
 		db_failed(res);
 		goto rollback;
 	}
-	if (store_runs(res, conn, req->params[0], job_id, commit_idx,
-		       worker_id, db_text(r, 0, 0), runs) < 0) {
+	if (load_plan(&plan, conn, req->params[0]) < 0) {
+		PQclear(r);
+		db_failed(res);
+		goto rollback;
+	}
+	if (store_runs(res, conn, req->params[0], job_id, plan, worker_id,
+		       db_text(r, 0, 0), runs) < 0 ||
+	    store_build_failures(res, conn, job_id, plan, body) < 0) {
 		PQclear(r);
 		goto rollback;
 	}
 	PQclear(r);
-	if (json_is_true(build_failed)) {
-		params[1] = idx_text;
-		params[2] = build_log != NULL ? json_string_value(build_log)
-					      : "";
-		r = db_exec(conn,
-			    "UPDATE job_commits SET build_failed = true,"
-			    " build_log = right($3, 65536)"
-			    " WHERE job_id = $1 AND idx = $2",
-			    3, params);
-		if (r == NULL) {
-			db_failed(res);
-			goto rollback;
-		}
-		PQclear(r);
-		log_info("job %lld: commit %lld does not build; skipped",
-			 job_id, commit_idx);
-	}
 	params[0] = req->params[0];
 	r = db_exec(conn,
 		    "UPDATE tasks SET state = 'done', finished_at = now()"
@@ -488,5 +675,6 @@ void queue_result(struct http_response *res, struct http_request *req)
 rollback:
 	db_rollback(conn);
 out:
+	json_decref(plan);
 	json_decref(body);
 }

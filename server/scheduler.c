@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "db.h"
 #include "log.h"
 #include "reportjob.h"
@@ -22,6 +24,7 @@ void sched_job_clear(struct sched_job *job)
 	free(job->commits);
 	free(job->input);
 	free(job->values);
+	free(job->parents);
 	free(job->classes);
 	memset(job, 0, sizeof(*job));
 }
@@ -47,6 +50,8 @@ static int load_options(struct sched_job *job, PGconn *conn,
 	bisect_options_init(&job->opts, db_bool(r, 0, 4));
 	job->opts.runs_min = (size_t)db_int(r, 0, 1);
 	job->opts.runs_max = (size_t)db_int(r, 0, 2);
+	if (job->opts.step_runs_min > job->opts.runs_max)
+		job->opts.step_runs_min = job->opts.runs_max;
 	job->opts.min_change_pct = db_double(r, 0, 3);
 	PQclear(r);
 	return 0;
@@ -70,8 +75,9 @@ static int load_commits(struct sched_job *job, PGconn *conn,
 	job->commits = calloc(job->count, sizeof(*job->commits));
 	job->input = calloc(job->count, sizeof(*job->input));
 	job->classes = calloc(job->count, sizeof(*job->classes));
+	job->parents = calloc(job->count, sizeof(*job->parents));
 	if (job->count < 2 || job->commits == NULL || job->input == NULL ||
-	    job->classes == NULL) {
+	    job->classes == NULL || job->parents == NULL) {
 		PQclear(r);
 		return -1;
 	}
@@ -84,6 +90,13 @@ static int load_commits(struct sched_job *job, PGconn *conn,
 		c->author_name = strdup(db_text(r, (int)i, 3));
 		c->author_email = strdup(db_text(r, (int)i, 4));
 		c->build_failed = db_bool(r, (int)i, 5);
+		/* The server bisects the first-parent chain: commit i's
+		 * parent inside the range is i - 1. */
+		if (i > 0) {
+			job->parents[i] = i - 1;
+			job->input[i].parents = &job->parents[i];
+			job->input[i].parent_count = 1;
+		}
 		if (c->idx != (long long)i || c->subject == NULL ||
 		    c->author_name == NULL || c->author_email == NULL) {
 			PQclear(r);
@@ -94,7 +107,10 @@ static int load_commits(struct sched_job *job, PGconn *conn,
 	return 0;
 }
 
-/* Fills the engine input with the KPI of every run, grouped by commit. */
+/*
+ * Fills the engine input with the KPI of every run, grouped by commit and
+ * by purpose (search runs and confirmation runs are kept apart).
+ */
 static int load_runs(struct sched_job *job, PGconn *conn, const char *id_text)
 {
 	const char *params[1] = {id_text};
@@ -103,14 +119,15 @@ static int load_runs(struct sched_job *job, PGconn *conn, const char *id_text)
 	PGresult *r;
 
 	r = db_exec(conn,
-		    "SELECT commit_idx, kpi FROM runs WHERE job_id = $1"
-		    " ORDER BY id",
+		    "SELECT commit_idx, kpi, purpose = 'confirm' FROM runs"
+		    " WHERE job_id = $1 ORDER BY id",
 		    1, params);
 	if (r == NULL)
 		return -1;
 	n = (size_t)PQntuples(r);
 	job->values = malloc((n != 0 ? n : 1) * sizeof(*job->values));
-	fill = calloc(job->count, sizeof(*fill));
+	/* fill[2 * idx + confirm]: runs of each commit and purpose */
+	fill = calloc(2 * job->count, sizeof(*fill));
 	if (job->values == NULL || fill == NULL) {
 		PQclear(r);
 		free(fill);
@@ -124,24 +141,30 @@ static int load_runs(struct sched_job *job, PGconn *conn, const char *id_text)
 		if (db_is_null(r, (int)i, 1))
 			job->commits[idx].failed_runs++;
 		else
-			fill[idx]++;
+			fill[2 * idx + db_bool(r, (int)i, 2)]++;
 	}
 	for (i = 0; i < job->count; i++) {
 		job->input[i].values = job->values + offset;
-		offset += fill[i];
-		fill[i] = 0;
+		offset += fill[2 * i];
+		job->input[i].confirm_values = job->values + offset;
+		offset += fill[2 * i + 1];
+		fill[2 * i] = fill[2 * i + 1] = 0;
 	}
 	for (i = 0; i < n; i++) {
 		long long idx = db_int(r, (int)i, 0);
+		bool confirm = db_bool(r, (int)i, 2);
+		double *dst;
 
 		if (idx < 0 || (size_t)idx >= job->count ||
 		    db_is_null(r, (int)i, 1))
 			continue;
-		((double *)job->input[idx].values)[fill[idx]++] =
-			db_double(r, (int)i, 1);
+		dst = (double *)(confirm ? job->input[idx].confirm_values
+					 : job->input[idx].values);
+		dst[fill[2 * idx + confirm]++] = db_double(r, (int)i, 1);
 	}
 	for (i = 0; i < job->count; i++) {
-		job->input[i].value_count = fill[i];
+		job->input[i].value_count = fill[2 * i];
+		job->input[i].confirm_count = fill[2 * i + 1];
 		/* A benchmark that keeps failing on a commit is treated like
 		 * a failed build: the commit is skipped, not blamed. */
 		job->input[i].build_failed =
@@ -174,70 +197,148 @@ int sched_load(struct sched_job *out, PGconn *conn, long long job_id)
 	return 0;
 }
 
+/* Stores the engine's requests as one task: the worker runs its commits
+ * alternately when the engine asked for interleaving. */
 static int queue_tasks(PGconn *conn, const struct sched_job *job)
 {
+	const struct bisect_result *res = &job->result;
 	char id_text[24], idx[24], runs[24];
-	const char *params[3] = {id_text, idx, runs};
-	size_t i;
+	const char *params[6] = {id_text, idx, runs, NULL, NULL, NULL};
+	json_t *plan = json_array();
+	size_t i, total = 0;
+	char *plan_text;
+	PGresult *r;
 
-	snprintf(id_text, sizeof(id_text), "%lld", job->id);
-	for (i = 0; i < job->result.request_count; i++) {
-		PGresult *r;
+	for (i = 0; i < res->request_count; i++) {
+		const struct bisect_request *q = &res->requests[i];
 
-		snprintf(idx, sizeof(idx), "%zu", job->result.requests[i].commit);
-		snprintf(runs, sizeof(runs), "%zu", job->result.requests[i].runs);
-		r = db_exec(conn,
-			    "INSERT INTO tasks (job_id, commit_idx, runs_wanted)"
-			    " VALUES ($1, $2, $3)",
-			    3, params);
-		if (r == NULL)
-			return -1;
-		PQclear(r);
-		log_info("job %lld: %s runs of %.12s", job->id, runs,
-			 job->commits[job->result.requests[i].commit].sha);
+		json_array_append_new(
+			plan, json_pack("{s:I,s:I,s:s}", "idx",
+					(json_int_t)q->commit, "runs",
+					(json_int_t)q->runs, "purpose",
+					q->purpose == BISECT_CONFIRM ? "confirm"
+								     : "search"));
+		total += q->runs;
+		log_info("job %lld: %zu %s runs of %.12s", job->id, q->runs,
+			 q->purpose == BISECT_CONFIRM ? "confirmation"
+						      : "search",
+			 job->commits[q->commit].sha);
 	}
+	plan_text = json_dumps(plan, JSON_COMPACT);
+	json_decref(plan);
+	if (plan_text == NULL)
+		return -1;
+	snprintf(id_text, sizeof(id_text), "%lld", job->id);
+	snprintf(idx, sizeof(idx), "%zu", res->requests[0].commit);
+	snprintf(runs, sizeof(runs), "%zu", total);
+	params[3] = plan_text;
+	params[4] = res->interleave && res->request_count > 1 ? "true"
+							       : "false";
+	r = db_exec(conn,
+		    "INSERT INTO tasks (job_id, commit_idx, runs_wanted, plan,"
+		    " interleave) VALUES ($1, $2, $3, $4, $5)",
+		    5, params);
+	free(plan_text);
+	if (r == NULL)
+		return -1;
+	PQclear(r);
 	return 0;
+}
+
+/* The culprits as stored in jobs.culprits. */
+static json_t *culprits_json(const struct sched_job *job)
+{
+	const struct bisect_result *res = &job->result;
+	json_t *list = json_array();
+	size_t i, k;
+
+	for (i = 0; i < res->culprit_count; i++) {
+		const struct bisect_culprit *c = &res->culprits[i];
+		json_t *ambiguous = json_array();
+
+		for (k = 0; k < c->ambiguous_count; k++)
+			json_array_append_new(
+				ambiguous,
+				json_string(job->commits[res->ambiguous
+								 [c->ambiguous_first + k]]
+						    .sha));
+		json_array_append_new(
+			list,
+			json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:b,s:o}", "commit",
+				  job->commits[c->commit].sha, "parent",
+				  job->commits[c->parent].sha, "subject",
+				  job->commits[c->commit].subject,
+				  "change_pct", c->change_pct, "p_value",
+				  c->p_value, "confidence", c->confidence,
+				  "confirmed", c->confirmed, "ambiguous",
+				  ambiguous));
+	}
+	return list;
 }
 
 static int finish_job(PGconn *conn, const struct sched_job *job,
 		      const char *base_url)
 {
 	const struct bisect_result *res = &job->result;
-	bool culprit = res->verdict == BISECT_REGRESSION ||
-		       res->verdict == BISECT_IMPROVEMENT;
-	char id_text[24], change[40], p[40];
-	const char *params[7];
+	const struct bisect_culprit *first =
+		res->culprit_count > 0 ? &res->culprits[0] : NULL;
+	bool found = (res->verdict == BISECT_REGRESSION ||
+		      res->verdict == BISECT_IMPROVEMENT) &&
+		     first != NULL;
+	char id_text[24], change[40], p[40], confidence[40];
+	char *culprits = NULL;
+	const char *params[9];
+	json_t *list;
 	PGresult *r;
+	size_t i;
 
+	list = culprits_json(job);
+	culprits = json_dumps(list, JSON_COMPACT);
+	json_decref(list);
+	if (culprits == NULL)
+		return -1;
 	snprintf(id_text, sizeof(id_text), "%lld", job->id);
-	snprintf(change, sizeof(change), "%.17g", res->change_pct);
-	snprintf(p, sizeof(p), "%.17g", res->p_value);
+	snprintf(change, sizeof(change), "%.17g",
+		 found ? first->change_pct : res->change_pct);
+	snprintf(p, sizeof(p), "%.17g", found ? first->p_value : res->p_value);
+	snprintf(confidence, sizeof(confidence), "%.17g", res->confidence);
 	params[0] = id_text;
 	params[1] = bisect_verdict_name(res->verdict);
-	params[2] = culprit ? job->commits[res->culprit].sha : NULL;
-	params[3] = culprit ? job->commits[res->parent].sha : NULL;
+	params[2] = found ? job->commits[first->commit].sha : NULL;
+	params[3] = found ? job->commits[first->parent].sha : NULL;
 	params[4] = change;
 	params[5] = p;
 	params[6] = res->reason != NULL ? res->reason
-		    : res->culprit_ambiguous
+		    : found && first->ambiguous_count > 1
 			    ? "commits next to the culprit could not be built; "
 			      "the culprit may be any of them"
+		    : found && !first->confirmed && job->opts.confirm
+			    ? "fresh runs did not confirm the culprit"
 			    : NULL;
+	params[7] = culprits;
+	params[8] = confidence;
 	r = db_exec(conn,
 		    "UPDATE jobs SET state = 'done', verdict = $2,"
 		    " culprit_sha = $3, parent_sha = $4, change_pct = $5,"
-		    " p_value = $6, message = $7, finished_at = now()"
-		    " WHERE id = $1",
-		    7, params);
+		    " p_value = $6, message = $7, culprits = $8,"
+		    " confidence = $9, finished_at = now() WHERE id = $1",
+		    9, params);
+	free(culprits);
 	if (r == NULL)
 		return -1;
 	PQclear(r);
-	log_info("job %lld: %s%s%.12s", job->id, params[1],
-		 culprit ? ", culprit " : "", culprit ? params[2] : "");
-	/* The report goes into the outbox in the verdict's transaction: a
-	 * verdict is never stored without its report, nor sent twice. */
-	if (reportjob_queue(conn, job, base_url) < 0)
-		return -1;
+	log_info("job %lld: %s, %zu culprit(s)%s%.12s", job->id, params[1],
+		 found ? res->culprit_count : 0, found ? ", first " : "",
+		 found ? params[2] : "");
+	/* The reports go into the outbox in the verdict's transaction: a
+	 * verdict is never stored without them, nor sent twice.  One report
+	 * per culprit; a job without culprits gets one about the range. */
+	if (!found)
+		return reportjob_queue(conn, job, base_url, 0);
+	for (i = 0; i < res->culprit_count; i++) {
+		if (reportjob_queue(conn, job, base_url, i) < 0)
+			return -1;
+	}
 	return 0;
 }
 

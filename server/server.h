@@ -15,6 +15,7 @@ struct server_config {
 	const char *mail_from;  /* "statbisect robot <...>" */
 	const char *mail_from_address; /* the plain address of mail_from */
 	unsigned lease_seconds; /* a claimed task's lease */
+	unsigned smtp_retry_max; /* longest wait between mail attempts, s */
 };
 
 extern struct server_config server_config;

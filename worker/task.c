@@ -10,6 +10,7 @@
 #include "gitrepo.h"
 #include "log.h"
 #include "metrics.h"
+#include "monitor.h"
 #include "runner.h"
 
 #define TASK_BUILD_LOG_MAX (64u * 1024)
@@ -72,8 +73,8 @@ static bool has_commit(git_repository *repo, const char *sha)
 }
 
 static int prepare_tree(const struct task_env *env, const char *repo_name,
-			const char *url, const char *sha, char *tree,
-			size_t tree_size, char **err)
+			const char *url, const char *sha, size_t slot,
+			char *tree, size_t tree_size, char **err)
 {
 	git_repository *repo = NULL;
 	char mirror[4096], dir[4096];
@@ -85,7 +86,15 @@ static int prepare_tree(const struct task_env *env, const char *repo_name,
 	mkdir(dir, 0755);
 	snprintf(mirror, sizeof(mirror), "%s/mirrors/%s.git", env->work_dir,
 		 repo_name);
-	snprintf(tree, tree_size, "%s/trees/%s", env->work_dir, repo_name);
+	/* Slot 0 is the repository's usual worktree; an interleaved task
+	 * gives each further commit a worktree of its own, so that switching
+	 * between them never rebuilds. */
+	if (slot == 0)
+		snprintf(tree, tree_size, "%s/trees/%s", env->work_dir,
+			 repo_name);
+	else
+		snprintf(tree, tree_size, "%s/trees/%s.%zu", env->work_dir,
+			 repo_name, slot);
 	if (gitrepo_open(&repo, mirror, err) == 0 && has_commit(repo, sha)) {
 		free(*err);
 		*err = NULL;
@@ -144,36 +153,87 @@ static void forget_build(const char *tree)
 	unlink(path);
 }
 
+/*
+ * One run of `command`, with the testcase's `monitors` (a JSON array of
+ * names, or NULL) beside it: its metrics are the command's output (lines
+ * or JSON, see metrics_parse_output()) and the monitors' (see monitor.h).
+ */
 static json_t *run_once(const char *tree, const char *command,
 			double timeout_s, const char *const *envv,
-			const char *kpi, char **err)
+			const char *kpi, char **err, json_t *monitors)
 {
 	struct runner_result result;
 	struct metrics *metrics = NULL;
-	json_t *values, *run;
-	size_t i;
+	struct monitor_run *mon = NULL;
+	enum metrics_format format = METRICS_FORMAT_LINES;
+	const char *names[8], **run_env;
+	const char *const *extra;
+	size_t i, n = 0, names_count = 0, envc = 0, extrac = 0;
+	char *cause = NULL;
+	json_t *values, *run, *name;
 
-	if (runner_run(&result, &(struct runner_spec){.command = command,
-						      .cwd = tree,
-						      .env = envv,
-						      .timeout_s = timeout_s},
-		       err) < 0)
+	json_array_foreach(monitors, i, name)
+	{
+		if (json_is_string(name) && names_count < 8)
+			names[names_count++] = json_string_value(name);
+	}
+	if (names_count > 0 &&
+	    monitor_begin(&mon, names, names_count, command, NULL, &cause) <
+		    0) {
+		log_warn("monitors not started: %s",
+			 cause != NULL ? cause : "out of memory");
+		free(cause);
+		mon = NULL;
+	}
+	/* The task's environment, then what the monitors' wrapper needs. */
+	while (envv != NULL && envv[envc] != NULL)
+		envc++;
+	extra = monitor_env(mon);
+	while (extra != NULL && extra[extrac] != NULL)
+		extrac++;
+	run_env = calloc(envc + extrac + 1, sizeof(*run_env));
+	if (run_env == NULL) {
+		monitor_free(mon);
+		*err = strdup("out of memory");
 		return NULL;
+	}
+	for (i = 0; i < envc; i++)
+		run_env[n++] = envv[i];
+	for (i = 0; i < extrac; i++)
+		run_env[n++] = extra[i];
+	if (runner_run(&result,
+		       &(struct runner_spec){.command = mon != NULL
+							? monitor_command(mon)
+							: command,
+					     .cwd = tree,
+					     .env = run_env,
+					     .timeout_s = timeout_s},
+		       err) < 0) {
+		monitor_free(mon);
+		free(run_env);
+		return NULL;
+	}
+	free(run_env);
 	values = json_object();
-	if (metrics_parse(&metrics, result.out, result.out_len, NULL) == 0) {
+	if (metrics_parse_output(&metrics, result.out, result.out_len, NULL,
+				 &format) == 0) {
+		if (mon != NULL && monitor_end(mon, metrics) < 0)
+			log_warn("monitors: out of memory");
 		for (i = 0; i < metrics->count; i++)
 			json_object_set_new(
 				values, metrics->entries[i].name,
 				json_real(metrics->entries[i].value));
 	}
 	metrics_free(metrics);
+	monitor_free(mon);
 	if (result.timed_out)
 		log_warn("run timed out after %.0f s", timeout_s);
 	else if (result.exit_code != 0)
 		log_warn("run exited with %d%s", result.exit_code,
 			 result.term_signal ? " (signal)" : "");
 	else if (json_object_get(values, kpi) == NULL)
-		log_warn("run printed no '%s: value' line", kpi);
+		log_warn("run printed no metric '%s' (output read as %s)", kpi,
+			 metrics_format_name(format));
 	run = json_pack("{s:i,s:f,s:f,s:f,s:b,s:o}", "exit_code",
 			result.timed_out ? 124 : result.exit_code, "wall_s",
 			result.wall_s, "user_s", result.user_s, "sys_s",
@@ -183,88 +243,167 @@ static json_t *run_once(const char *tree, const char *command,
 	return run;
 }
 
+/* One commit of a task, with its worktree. */
+struct task_commit {
+	long long index;
+	const char *sha;
+	long long runs, done;
+	char tree[4096];
+	bool failed;
+};
+
+/* Builds `tc` in its worktree unless that worktree built it last.  0 when
+ * built, 1 when the build failed (the log appended to `failures`), -1 when
+ * it could not be attempted. */
+static int build_commit(struct task_commit *tc, const char *build,
+			long long timeout_s, const char *const *envv,
+			json_t *failures, char **err)
+{
+	struct runner_result result;
+
+	if (already_built(tc->tree, tc->sha))
+		return 0;
+	forget_build(tc->tree);
+	log_info("building %.12s", tc->sha);
+	if (runner_run(&result,
+		       &(struct runner_spec){.command = build,
+					     .cwd = tc->tree,
+					     .env = envv,
+					     .timeout_s = (double)timeout_s},
+		       err) < 0)
+		return -1;
+	if (result.exit_code != 0 || result.timed_out) {
+		char *log = task_tail(result.out, result.out_len, result.err,
+				      result.err_len, TASK_BUILD_LOG_MAX);
+
+		log_warn("build of %.12s failed (exit %d%s)", tc->sha,
+			 result.exit_code,
+			 result.timed_out ? ", timed out" : "");
+		json_array_append_new(failures,
+				      json_pack("{s:I,s:s}", "commit_index",
+						(json_int_t)tc->index, "log",
+						log != NULL ? log : ""));
+		free(log);
+		runner_result_clear(&result);
+		tc->failed = true;
+		return 1;
+	}
+	runner_result_clear(&result);
+	mark_built(tc->tree, tc->sha);
+	return 0;
+}
+
 int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		 char **err)
 {
-	const char *sha, *repo_name, *url, *build, *run, *kpi;
-	char tree[4096], env_commit[80], env_run[40], env_job[40];
+	const char *repo_name, *url, *build, *run, *kpi;
+	char env_commit[80], env_run[40], env_job[40];
 	const char *envv[4] = {env_commit, env_run, env_job, NULL};
-	json_t *repo, *tc, *runs = NULL;
-	long long count, i, timeout_s;
-	struct runner_result result;
+	json_t *repo, *tc, *plan, *entry, *runs = NULL, *failures = NULL;
+	struct task_commit *commits = NULL;
+	long long timeout_s, total = 0, run_no = 0;
+	bool interleave;
+	size_t n, i;
+	int error = -1;
 
 	repo = json_object_get(task, "repo");
 	tc = json_object_get(task, "testcase");
-	sha = json_string_value(json_object_get(task, "commit"));
+	plan = json_object_get(task, "commits");
 	repo_name = json_string_value(json_object_get(repo, "name"));
 	url = json_string_value(json_object_get(repo, "url"));
 	build = json_string_value(json_object_get(tc, "build"));
 	run = json_string_value(json_object_get(tc, "run"));
 	kpi = json_string_value(json_object_get(tc, "kpi"));
-	count = json_integer_value(json_object_get(task, "runs"));
 	timeout_s = json_integer_value(json_object_get(tc, "timeout_s"));
-	if (sha == NULL || strlen(sha) != GITREPO_SHA_LEN ||
-	    !safe_component(repo_name) || url == NULL || build == NULL ||
-	    run == NULL || kpi == NULL || count <= 0 || count > 100000 ||
-	    timeout_s <= 0) {
-		*err = strdup("the server sent a malformed task");
+	interleave = json_is_true(json_object_get(task, "interleave"));
+	n = json_array_size(plan);
+	if (!safe_component(repo_name) || url == NULL || build == NULL ||
+	    run == NULL || kpi == NULL || timeout_s <= 0 || n == 0 || n > 8)
+		goto malformed;
+	commits = calloc(n, sizeof(*commits));
+	if (commits == NULL) {
+		*err = strdup("out of memory");
 		return -1;
 	}
-	if (prepare_tree(env, repo_name, url, sha, tree, sizeof(tree), err) <
-	    0)
-		return -1;
-	snprintf(env_commit, sizeof(env_commit), "STATBISECT_COMMIT=%s", sha);
+	json_array_foreach(plan, i, entry)
+	{
+		struct task_commit *c = &commits[i];
+
+		c->index = json_integer_value(json_object_get(entry, "index"));
+		c->sha = json_string_value(json_object_get(entry, "commit"));
+		c->runs = json_integer_value(json_object_get(entry, "runs"));
+		if (c->sha == NULL || strlen(c->sha) != GITREPO_SHA_LEN ||
+		    c->runs <= 0 || c->runs > 100000)
+			goto malformed;
+		total += c->runs;
+	}
 	snprintf(env_run, sizeof(env_run), "STATBISECT_RUN=0");
 	snprintf(env_job, sizeof(env_job), "STATBISECT_JOB=%lld",
 		 (long long)json_integer_value(json_object_get(task, "job")));
-
-	if (!already_built(tree, sha)) {
-		forget_build(tree);
-		log_info("building %.12s", sha);
-		if (runner_run(&result,
-			       &(struct runner_spec){.command = build,
-						     .cwd = tree,
-						     .env = envv,
-						     .timeout_s = (double)timeout_s},
-			       err) < 0)
-			return -1;
-		if (result.exit_code != 0 || result.timed_out) {
-			char *log = task_tail(result.out, result.out_len,
-					      result.err, result.err_len,
-					      TASK_BUILD_LOG_MAX);
-
-			log_warn("build of %.12s failed (exit %d%s)", sha,
-				 result.exit_code,
-				 result.timed_out ? ", timed out" : "");
-			*out = json_pack("{s:[],s:b,s:s}", "runs",
-					 "build_failed", 1, "build_log",
-					 log != NULL ? log : "");
-			free(log);
-			runner_result_clear(&result);
-			return 0;
-		}
-		runner_result_clear(&result);
-		mark_built(tree, sha);
+	failures = json_array();
+	for (i = 0; i < n; i++) {
+		snprintf(env_commit, sizeof(env_commit), "STATBISECT_COMMIT=%s",
+			 commits[i].sha);
+		if (prepare_tree(env, repo_name, url, commits[i].sha, i,
+				 commits[i].tree, sizeof(commits[i].tree),
+				 err) < 0 ||
+		    build_commit(&commits[i], build, timeout_s, envv, failures,
+				 err) < 0)
+			goto out;
 	}
 
+	/* Interleaved: one run of each commit in turn (A B A B ...), so slow
+	 * drift of the machine falls on all of them alike; else in order. */
 	runs = json_array();
-	for (i = 0; i < count; i++) {
-		json_t *one;
+	while (run_no < total) {
+		bool ran = false;
 
-		if (*env->stop || atomic_load(env->lease_lost)) {
-			json_decref(runs);
-			*err = strdup(*env->stop ? "stopping"
-						 : "the lease was lost");
-			return -1;
+		for (i = 0; i < n; i++) {
+			struct task_commit *c = &commits[i];
+			long long batch = interleave ? 1 : c->runs;
+			json_t *one;
+
+			while (batch-- > 0 && c->done < c->runs && !c->failed) {
+				if (*env->stop || atomic_load(env->lease_lost)) {
+					*err = strdup(*env->stop
+							      ? "stopping"
+							      : "the lease was lost");
+					goto out;
+				}
+				snprintf(env_commit, sizeof(env_commit),
+					 "STATBISECT_COMMIT=%s", c->sha);
+				snprintf(env_run, sizeof(env_run),
+					 "STATBISECT_RUN=%lld", c->done + 1);
+				one = run_once(c->tree, run, (double)timeout_s,
+					       envv, kpi, err,
+					       json_object_get(tc, "monitors"));
+				if (one == NULL)
+					goto out;
+				json_object_set_new(one, "commit_index",
+						    json_integer(c->index));
+				json_array_append_new(runs, one);
+				c->done++;
+				run_no++;
+				ran = true;
+			}
+			if (c->failed && c->done < c->runs) {
+				run_no += c->runs - c->done;
+				c->done = c->runs;
+			}
 		}
-		snprintf(env_run, sizeof(env_run), "STATBISECT_RUN=%lld", i + 1);
-		one = run_once(tree, run, (double)timeout_s, envv, kpi, err);
-		if (one == NULL) {
-			json_decref(runs);
-			return -1;
-		}
-		json_array_append_new(runs, one);
+		if (!ran)
+			break;
 	}
-	*out = json_pack("{s:o,s:b}", "runs", runs, "build_failed", 0);
-	return 0;
+	*out = json_pack("{s:o,s:o}", "runs", runs, "build_failures",
+			 failures);
+	runs = failures = NULL;
+	error = 0;
+	goto out;
+malformed:
+	*err = strdup("the server sent a malformed task");
+out:
+	json_decref(runs);
+	json_decref(failures);
+	free(commits);
+	return error;
 }

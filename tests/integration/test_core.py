@@ -33,8 +33,15 @@ def bisection_finds_planted_regression_and_reports_it(env):
         if sha in tested and tested[sha]["classification"] in ("good", "bad"):
             want = "bad" if i >= culprit_idx else "good"
             eq(tested[sha]["classification"], want, "class of commit %d" % i)
-    eq(done["runs"], sum(len(c["runs"]) + c["failed_runs"] for c in done["commits"]),
-       "runs counted")
+    eq(done["runs"], sum(len(c["runs"]) + len(c["confirm_runs"]) + c["failed_runs"]
+                         for c in done["commits"]), "runs counted")
+    culprit = done["culprits"][0]
+    check(culprit["confirmed"], "culprit confirmed by fresh runs")
+    check(0.9 < culprit["confidence"] <= 1, "confidence %r" % culprit["confidence"])
+    by_sha = {c["commit"]: c for c in done["commits"]}
+    check(len(by_sha[shas[culprit_idx]]["confirm_runs"]) >= 4 and
+          len(by_sha[shas[culprit_idx - 1]]["confirm_runs"]) >= 4,
+          "culprit and parent got confirmation runs")
     check(done["commits_tested"] >= 3, "commits tested")
 
     status, text = svc.api.call("GET", "/api/v1/jobs/%d/report" % job["id"],
@@ -199,29 +206,37 @@ def upload_under_a_lapsed_lease_is_refused(env):
         wid = w.ok("POST", "/api/v1/workers", {"name": "manual", "machine": "test box"})["id"]
         task = w.ok("POST", "/api/v1/workers/%d/claim" % wid)["task"]
         eq((task["job"], task["commit"], task["runs"]), (job["id"], shas[0], 5), "first task")
+        eq(([(c["index"], c["commit"], c["runs"], c["purpose"]) for c in task["commits"]],
+            task["interleave"]),
+           ([(0, shas[0], 5, "search"), (4, shas[-1], 5, "search")], True),
+           "the endpoints run interleaved in one task")
         eq(w.ok("POST", "/api/v1/tasks/%d/heartbeat" % task["id"], {"lease": task["lease"]})
            ["status"], "ok", "heartbeat within the lease")
         time.sleep(2.5)
         run = {"exit_code": 0, "wall_s": 0.1, "metrics": {"bench.score": 1000.0}}
+        both = [dict(run, commit_index=i) for i in (0, 4) for _ in range(5)]
         status, reply = w.call("POST", "/api/v1/tasks/%d/result" % task["id"],
-                               {"lease": task["lease"], "runs": [run] * 5})
+                               {"lease": task["lease"], "runs": both})
         eq((status, reply["error"]["code"]), (409, "lease_lost"), "late upload")
         eq(w.call("POST", "/api/v1/tasks/%d/heartbeat" % task["id"],
                   {"lease": task["lease"]})[0], 409, "late heartbeat")
         eq(svc.psql("select count(*) from runs where job_id = %d" % job["id"]), "0",
            "no run counted")
         # The lapsed task goes back to the queue and is claimed again.
-        again = w.ok("POST", "/api/v1/workers/%d/claim" % wid)["task"]
-        other = w.ok("POST", "/api/v1/workers/%d/claim" % wid)["task"]
-        claimed = {again["id"]: again, other["id"]: other}
-        check(task["id"] in claimed, "the lapsed task was claimed again")
-        renewed = claimed[task["id"]]
-        eq(renewed["lease"], task["lease"] + 1, "new lease number")
+        renewed = w.ok("POST", "/api/v1/workers/%d/claim" % wid)["task"]
+        eq((renewed["id"], renewed["lease"]), (task["id"], task["lease"] + 1),
+           "the lapsed task, claimed again with a new lease number")
         eq(w.call("POST", "/api/v1/tasks/%d/result" % task["id"],
-                  {"lease": task["lease"], "runs": [run] * 5})[0], 409, "old lease refused")
+                  {"lease": task["lease"], "runs": both})[0], 409, "old lease refused")
         bad = {"exit_code": "zero", "metrics": {}}
-        eq(w.call("POST", "/api/v1/tasks/%d/result" % task["id"],
-                  {"lease": renewed["lease"], "runs": [bad]})[0], 400, "malformed run")
+        for runs, what in (([bad], "malformed run"),
+                           ([dict(run, commit_index=2)], "a commit the task does not run"),
+                           ([dict(run, commit_index=4)] * 6, "more runs than asked")):
+            eq(w.call("POST", "/api/v1/tasks/%d/result" % task["id"],
+                      {"lease": renewed["lease"], "runs": runs})[0], 400, what)
+        eq(svc.psql("select count(*) from runs where job_id = %d" % job["id"]), "0",
+           "a refused upload stores nothing")
+        # Only the good endpoint's runs: the bad one's are asked for again.
         eq(w.call("POST", "/api/v1/tasks/%d/result" % task["id"],
                   {"lease": renewed["lease"], "runs": [run] * 5})[0], 200, "current lease")
         eq(svc.psql("select count(*) from runs where job_id = %d" % job["id"]), "5",
@@ -230,6 +245,9 @@ def upload_under_a_lapsed_lease_is_refused(env):
                   {"lease": renewed["lease"], "runs": [run] * 5})[0], 409, "second upload")
         eq(svc.psql("select count(*) from runs where job_id = %d" % job["id"]), "5",
            "a repeated upload counts nothing")
+        other = w.ok("POST", "/api/v1/workers/%d/claim" % wid)["task"]
+        eq([(c["index"], c["runs"]) for c in other["commits"]], [(4, 5)],
+           "the missing runs of the bad endpoint")
 
         # Cancelling stops the job; its open tasks are no longer handed out.
         status, cancelled = svc.api.call("DELETE", "/api/v1/jobs/%d" % job["id"],
