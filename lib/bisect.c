@@ -13,6 +13,8 @@
 #define ALPHA_EQUIVALENCE 0.05
 /* A confirmation passes when fresh runs show the change at this level. */
 #define ALPHA_CONFIRM 0.05
+/* Mann-Whitney must agree with Welch at this level on the endpoints. */
+#define ALPHA_RANK_AGREE 0.01
 /* The endpoint runs grow by this factor from one look to the next. */
 #define LOOK_GROWTH 1.5
 /* Standardised runs are clipped this far beyond a level (in sds), so that
@@ -107,6 +109,7 @@ struct segment {
 	size_t bad;
 	struct idlist low, high;
 	double error; /* summed error bounds of the decisions so far */
+	bool split;   /* made by splitting at a commit like neither level */
 };
 
 static void segment_clear(struct segment *s)
@@ -286,7 +289,9 @@ static enum comparison compare_endpoints(struct engine *e, double *p_out)
 			       b->value_count) < 0)
 		return CMP_UNKNOWN;
 	*p_out = welch.p_value > mwu.p_value ? welch.p_value : mwu.p_value;
-	if (welch.p_value < alpha && mwu.p_value < alpha) {
+	/* Welch's t carries the error bound; Mann-Whitney must agree, at a
+	 * fixed level, so that a few outliers cannot make a difference. */
+	if (welch.p_value < alpha && mwu.p_value < ALPHA_RANK_AGREE) {
 		/* Not significantly below the margin: |mb - ma| < margin is
 		 * rejected only if the one-sided test says so. */
 		int rc = mb > ma ? stats_welch_t_one_sided(
@@ -349,6 +354,8 @@ static enum decision classify(struct engine *e, const struct level *low,
 
 		if (c->value_count == 0)
 			return DECIDE_NONE;
+		/* Exact: as sure as a likelihood ratio of e^50. */
+		*llr_out = m == low->mean ? -50.0 : 50.0;
 		if (m == low->mean)
 			return DECIDE_LOW;
 		if (m == high->mean)
@@ -440,7 +447,12 @@ static int confirm(struct engine *e, struct bisect_culprit *cul,
 			     : stats_welch_t_one_sided(
 				       &t, c->confirm_values, c->confirm_count,
 				       p->confirm_values, p->confirm_count, 0);
-		if (rc == 0 && t.p_value < ALPHA_CONFIRM) {
+		/* Alpha is spent over the rounds of fresh runs, so looking
+		 * again after each round adds no false confirmations. */
+		double rounds = ceil((double)o->confirm_max /
+				     (double)o->confirm_runs);
+
+		if (rc == 0 && t.p_value < ALPHA_CONFIRM / rounds) {
 			cul->confirmed = true;
 			cul->p_value = t.p_value;
 		} else if (have < o->confirm_max) {
@@ -459,8 +471,12 @@ static int confirm(struct engine *e, struct bisect_culprit *cul,
 	}
 ask:
 	e->out->interleave = true;
-	request(e, cul->parent, target - p->confirm_count, BISECT_CONFIRM);
-	request(e, cul->commit, target - c->confirm_count, BISECT_CONFIRM);
+	request(e, cul->parent,
+		target > p->confirm_count ? target - p->confirm_count : 0,
+		BISECT_CONFIRM);
+	request(e, cul->commit,
+		target > c->confirm_count ? target - c->confirm_count : 0,
+		BISECT_CONFIRM);
 	return 0;
 }
 
@@ -557,6 +573,53 @@ static size_t log2_ceil(size_t n)
 }
 
 /*
+ * A part made by a split must show a change between its two ends before it
+ * is searched: the pooled runs of its two levels differ significantly (at
+ * step_alpha) and by at least half of min_change_pct.  Returns 1 when they
+ * do, 0 after asking for more runs of the end with fewer runs, -1 when they
+ * do not (also when that end has runs_max runs already).
+ */
+static int split_holds_change(struct engine *e, struct segment *s,
+			      const struct level *low,
+			      const struct level *high)
+{
+	size_t end, k, have;
+	struct stats_test t;
+	double *a = e->scratch, *b;
+	size_t na = 0, nb = 0, i;
+
+	if (fabs(pct_change_of(low->mean, high->mean)) <
+	    e->opts->min_change_pct / 2)
+		return -1;
+	for (i = 0; i < s->low.n; i++) {
+		const struct bisect_commit *c = &e->commits[s->low.v[i]];
+
+		for (k = 0; k < c->value_count; k++)
+			a[na++] = c->values[k];
+	}
+	b = a + na;
+	for (i = 0; i < s->high.n; i++) {
+		const struct bisect_commit *c = &e->commits[s->high.v[i]];
+
+		for (k = 0; k < c->value_count; k++)
+			b[nb++] = c->values[k];
+	}
+	if (stats_welch_t(&t, a, na, b, nb) == 0 &&
+	    t.p_value < e->opts->step_alpha)
+		return 1;
+	/* Firm up the end measured least: the commit at the third level. */
+	end = na <= nb ? s->low.v[s->low.n - 1] : s->high.v[0];
+	have = e->commits[end].value_count;
+	if (have >= e->opts->runs_max)
+		return -1;
+	k = have < e->opts->runs_min ? e->opts->runs_min - have : 2;
+	if (have + k > e->opts->runs_max)
+		k = e->opts->runs_max - have;
+	request(e, end, k, BISECT_SEARCH);
+	return 0;
+}
+
+/*
  * Bisects the segments (a stack; the lowest on top) until every one has a
  * confirmed culprit or runs are needed.  Returns 1 when all are done, 0
  * when runs were requested, -2 when out of memory.
@@ -580,6 +643,21 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 		out->lo = s->low.v[s->low.n - 1];
 		out->candidates_left = left;
 		out->steps_left = log2_ceil(left) + 2 * (*depth - 1);
+		if (level_of(&low, e, &s->low) < 0 ||
+		    level_of(&high, e, &s->high) < 0)
+			return -1;
+		if (s->split) {
+			rc = split_holds_change(e, s, &low, &high);
+			if (rc == 0)
+				return 0; /* runs requested */
+			if (rc < 0) {
+				/* No change worth a culprit between the two
+				 * ends of this part. */
+				segment_clear(s);
+				(*depth)--;
+				continue;
+			}
+		}
 		if (left <= 1) {
 			rc = finish_segment(e, s, direction);
 			if (rc <= 0)
@@ -600,9 +678,6 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 			continue;
 		}
 		c = &e->commits[mid];
-		if (level_of(&low, e, &s->low) < 0 ||
-		    level_of(&high, e, &s->high) < 0)
-			return -1;
 		dec = classify(e, &low, &high, c, &llr);
 		if (dec == DECIDE_NONE && c->value_count >= e->opts->runs_max) {
 			/* The evidence stays weak: the nearer level. */
@@ -670,6 +745,8 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 			keep_ancestors(e, lower, mid);
 			lower->bad = mid;
 			lower->error = s->error;
+			lower->split = true;
+			s->split = true;
 			/* The upper part: what is left above mid. */
 			drop_ancestors(e, s, mid);
 			free(s->low.v);
