@@ -1,159 +1,80 @@
 /*
- * statbisect-sim: runs the production bisection engine (lib/bisect.h)
- * against simulated commit ranges with a planted change, and prints how
- * often it named the right culprit and how many runs that cost.
+ * statbisect-sim: runs the production bisection engine (bisect.h), and
+ * the published tools it is measured against, on simulated commit ranges
+ * with planted changes, and prints one JSON object: how often the right
+ * culprits were named and how many benchmark runs that cost.
  *
- * This first version simulates a linear range with Gaussian noise and
- * compares the engine with `git bisect run` (one run per commit, threshold
- * halfway between the endpoints).
+ * Each trial makes a range of --commits + 1 commits (sim.h has the model,
+ * dag.h the shapes, noise.h the noise), plants --changes change commits
+ * of --effect standard deviations each, and lets one strategy bisect it.
+ * Every run a strategy makes counts: endpoints, steps and confirmation.
+ *
+ * A trial draws its range, changes, failed builds and drift phase from one
+ * generator and its runs from another, both seeded from (--seed, trial
+ * number): the output depends only on the options, and every strategy
+ * sees the same ranges for the same seed.
+ *
+ * Scoring: a trial is correct when the culprits named are exactly the
+ * change commits (a culprit whose exact commit is hidden by failed builds
+ * matches when its ambiguous set contains the change), or with effect 0
+ * when no culprit is named.  false_alarm: a culprit named with effect 0.
+ * inconclusive: the engine's verdict (the baselines never give it).
  */
 #include <getopt.h>
-#include <gsl/gsl_randist.h>
-#include <gsl/gsl_rng.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bisect.h"
+#include "sim.h"
 
-enum strategy { STRATEGY_ENGINE, STRATEGY_GIT_BISECT };
-
-struct sim_options {
-	size_t commits;
-	double effect;   /* change in units of the noise's sd */
-	double sd_pct;   /* noise sd in percent of the mean */
-	size_t trials;
-	unsigned long seed;
-	enum strategy strategy;
-	bool json;
-	bool higher_is_better;
+static const char *const strategy_names[] = {
+    "engine", "git-bisect", "lkp", "pinpoint", "oracle",
 };
 
-struct sim_commit {
-	double *values;
-	size_t count, capacity;
+struct totals {
+	size_t correct, false_alarm, inconclusive, no_change, all_found;
+	size_t skipped_culprit, wrong_direction, failed, bad_requests;
+	size_t over_runs_max;
+	size_t runs_max_seen, tested;
+	size_t *runs; /* per trial */
+	double runs_sum;
+	const char *failure;
+	char detail[200];
 };
 
-struct trial_result {
-	bool correct;
-	bool false_alarm;
-	bool inconclusive;
-	size_t runs;
-};
-
-static double sample(gsl_rng *rng, double mean, double sd)
+static uint64_t splitmix64(uint64_t x)
 {
-	return mean + gsl_ran_gaussian(rng, sd);
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
 }
 
-static void add_run(struct sim_commit *c, double value)
+static unsigned long trial_seed(unsigned long seed, size_t trial,
+				unsigned stream)
 {
-	if (c->count == c->capacity) {
-		c->capacity = c->capacity ? c->capacity * 2 : 16;
-		c->values = realloc(c->values, c->capacity * sizeof(double));
-		if (c->values == NULL) {
-			perror("statbisect-sim");
-			exit(1);
-		}
-	}
-	c->values[c->count++] = value;
+	return (unsigned long)splitmix64(splitmix64(seed) ^
+					 ((uint64_t)trial << 2 | stream));
 }
 
-/* The true mean of commit i with the change planted at `culprit`
- * (0: no change). */
-static double true_mean(const struct sim_options *o, size_t i, size_t culprit)
+static void trial_free(struct sim_trial *t)
 {
-	double base = 1000.0, sd = base * o->sd_pct / 100.0;
+	size_t i;
 
-	if (culprit != 0 && i >= culprit)
-		return base - o->effect * sd; /* a slowdown of the score */
-	return base;
-}
-
-static struct trial_result run_engine(const struct sim_options *o,
-				      gsl_rng *rng, size_t culprit)
-{
-	size_t n = o->commits + 1, i, k;
-	struct sim_commit *commits = calloc(n, sizeof(*commits));
-	struct bisect_commit *input = calloc(n, sizeof(*input));
-	struct trial_result tr = {0};
-	struct bisect_options opts;
-	struct bisect_result res;
-	double sd = 1000.0 * o->sd_pct / 100.0;
-
-	bisect_options_init(&opts, o->higher_is_better);
-	/* The smallest change that matters: half the planted one, or the
-	 * noise's sd when nothing is planted. */
-	opts.min_change_pct = o->effect > 0 ? o->effect * o->sd_pct / 2
-					    : o->sd_pct;
-	for (;;) {
-		for (i = 0; i < n; i++) {
-			input[i].values = commits[i].values;
-			input[i].value_count = commits[i].count;
-		}
-		if (bisect_step(&res, NULL, input, n, &opts) < 0) {
-			fprintf(stderr, "statbisect-sim: invalid options\n");
-			exit(2);
-		}
-		if (res.verdict != BISECT_PENDING)
-			break;
-		for (i = 0; i < res.request_count; i++) {
-			struct bisect_request *r = &res.requests[i];
-
-			for (k = 0; k < r->runs; k++)
-				add_run(&commits[r->commit],
-					sample(rng,
-					       true_mean(o, r->commit, culprit),
-					       sd));
-			tr.runs += r->runs;
-		}
-	}
-	tr.inconclusive = res.verdict == BISECT_INCONCLUSIVE;
-	if (culprit == 0) {
-		tr.false_alarm = res.verdict == BISECT_REGRESSION ||
-				 res.verdict == BISECT_IMPROVEMENT;
-		tr.correct = res.verdict == BISECT_NO_CHANGE;
-	} else {
-		tr.correct = res.verdict == (o->higher_is_better
-						     ? BISECT_REGRESSION
-						     : BISECT_IMPROVEMENT) &&
-			     res.culprit == culprit;
-	}
-	for (i = 0; i < n; i++)
-		free(commits[i].values);
-	free(commits);
-	free(input);
-	return tr;
-}
-
-/* git bisect run: one run per commit, a fixed threshold halfway between
- * one run of each endpoint. */
-static struct trial_result run_git_bisect(const struct sim_options *o,
-					  gsl_rng *rng, size_t culprit)
-{
-	double sd = 1000.0 * o->sd_pct / 100.0;
-	double good = sample(rng, true_mean(o, 0, culprit), sd);
-	double bad = sample(rng, true_mean(o, o->commits, culprit), sd);
-	double threshold = (good + bad) / 2;
-	size_t lo = 0, hi = o->commits;
-	struct trial_result tr = {0};
-
-	tr.runs = 2;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-		double v = sample(rng, true_mean(o, mid, culprit), sd);
-
-		tr.runs++;
-		if ((v < threshold) == (bad < good))
-			hi = mid;
-		else
-			lo = mid;
-	}
-	tr.correct = culprit != 0 && hi == culprit;
-	tr.false_alarm = culprit == 0; /* it always names a commit */
-	return tr;
+	if (t->search != NULL)
+		for (i = 0; i < t->dag.count; i++)
+			free(t->search[i].values);
+	if (t->confirm != NULL)
+		for (i = 0; i < t->dag.count; i++)
+			free(t->confirm[i].values);
+	free(t->search);
+	free(t->confirm);
+	free(t->level);
+	free(t->depth);
+	dag_free(&t->dag);
 }
 
 static int compare_size(const void *a, const void *b)
@@ -163,124 +84,485 @@ static int compare_size(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Makes a trial into *t: its range, changes, failed builds and drift
+ * phase drawn from `setup`; its runs will be drawn from `runs`. */
+static int trial_init(struct sim_trial *t, const struct sim_config *cfg,
+		      gsl_rng *setup, gsl_rng *runs)
+{
+	size_t count = cfg->commits + 1, i, k, planted[SIM_CULPRITS_MAX];
+	double step = cfg->effect * SIM_SD;
+	int error;
+
+	memset(t, 0, sizeof(*t));
+	t->config = cfg;
+	if ((error = dag_generate(&t->dag, cfg->topology, count, setup)) < 0 ||
+	    (error = dag_index(&t->dag)) < 0)
+		goto fail;
+	for (k = 0; k < cfg->changes; k++) {
+		size_t c;
+		bool fresh;
+
+		do {
+			c = 1 + gsl_rng_uniform_int(setup, count - 1);
+			fresh = true;
+			for (i = 0; i < k; i++)
+				fresh = fresh && planted[i] != c;
+		} while (!fresh);
+		planted[k] = c;
+	}
+	qsort(planted, cfg->changes, sizeof(size_t), compare_size);
+	if (cfg->skip_rate > 0)
+		for (i = 1; i + 1 < count; i++)
+			t->dag.build_failed[i] =
+			    gsl_rng_uniform(setup) < cfg->skip_rate;
+	t->noise.drift_phase = 2 * M_PI * gsl_rng_uniform(setup);
+	t->noise.model = cfg->noise;
+	t->noise.sd = SIM_SD;
+	t->noise.higher_is_better = cfg->higher_is_better;
+	t->noise.rng = runs;
+	if (cfg->effect > 0) {
+		memcpy(t->changes, planted, cfg->changes * sizeof(size_t));
+		t->change_count = cfg->changes;
+	}
+	t->level = malloc(count * sizeof(double));
+	t->depth = calloc(count, sizeof(size_t));
+	t->search = calloc(count, sizeof(struct sim_series));
+	t->confirm = calloc(count, sizeof(struct sim_series));
+	error = -2;
+	if (t->level == NULL || t->depth == NULL || t->search == NULL ||
+	    t->confirm == NULL)
+		goto fail;
+	for (i = 0; i < count; i++) {
+		for (k = 0; k < cfg->changes; k++)
+			t->depth[i] += dag_is_ancestor(&t->dag, planted[k], i);
+		t->level[i] =
+		    SIM_BASE_LEVEL + (cfg->higher_is_better ? -step : step) *
+					 (double)t->depth[i];
+	}
+	return 0;
+fail:
+	trial_free(t);
+	return error;
+}
+
+static bool culprit_matches(const struct sim_outcome *out,
+			    const struct sim_culprit *c, size_t change)
+{
+	size_t i;
+
+	if (c->commit == change)
+		return true;
+	for (i = 0; i < c->ambiguous_count; i++)
+		if (out->ambiguous[c->ambiguous_first + i] == change)
+			return true;
+	return false;
+}
+
+static void score(struct totals *tot, const struct sim_trial *t,
+		  const struct sim_outcome *out, size_t trial_number)
+{
+	bool used[SIM_CULPRITS_MAX] = {false}, all = true;
+	size_t k, c;
+
+	tot->inconclusive += out->verdict == SIM_INCONCLUSIVE;
+	tot->no_change += out->verdict == SIM_NO_CHANGE;
+	tot->wrong_direction += out->wrong_direction;
+	if (out->verdict == SIM_FAILED) {
+		tot->failed++;
+		if (tot->failure == NULL) {
+			tot->failure = out->failure;
+			snprintf(tot->detail, sizeof(tot->detail),
+				 "trial %zu: %s", trial_number,
+				 t->detail[0] ? t->detail : out->failure);
+		}
+	}
+	for (c = 0; c < out->culprit_count; c++) {
+		const struct sim_culprit *cu = &out->culprits[c];
+
+		if (cu->ambiguous_count <= 1 && cu->commit < t->dag.count &&
+		    t->dag.build_failed[cu->commit]) {
+			tot->skipped_culprit++;
+			break;
+		}
+	}
+	if (t->change_count == 0) {
+		if (out->verdict == SIM_CHANGE || out->culprit_count > 0)
+			tot->false_alarm++;
+		else if (out->verdict == SIM_NO_CHANGE)
+			tot->correct++;
+		return;
+	}
+	for (k = 0; k < t->change_count; k++) {
+		bool found = false;
+
+		for (c = 0; c < out->culprit_count && !found; c++) {
+			if (!used[c] && culprit_matches(out, &out->culprits[c],
+							t->changes[k])) {
+				used[c] = true;
+				found = true;
+			}
+		}
+		all = all && found;
+	}
+	tot->all_found += all;
+	tot->correct += all && out->verdict == SIM_CHANGE &&
+			!out->wrong_direction &&
+			out->culprit_count == t->change_count;
+}
+
+static int run_strategy(struct sim_outcome *out, struct sim_trial *t)
+{
+	switch (t->config->strategy) {
+	case SIM_ENGINE:
+		return sim_engine(out, t);
+	case SIM_GIT_BISECT:
+		return sim_git_bisect(out, t);
+	case SIM_LKP:
+		return sim_lkp(out, t);
+	case SIM_PINPOINT:
+		return sim_pinpoint(out, t);
+	case SIM_ORACLE:
+		return sim_oracle(out, t);
+	}
+	return -1;
+}
+
+static int run_trials(struct totals *tot, const struct sim_config *cfg)
+{
+	gsl_rng *setup = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng *runs = gsl_rng_alloc(gsl_rng_mt19937);
+	struct sim_outcome out;
+	struct sim_trial t;
+	size_t trial, i, total, tested;
+	int error = -2;
+
+	memset(&out, 0, sizeof(out));
+	tot->runs = calloc(cfg->trials, sizeof(size_t));
+	if (setup == NULL || runs == NULL || tot->runs == NULL)
+		goto done;
+	for (trial = 0; trial < cfg->trials; trial++) {
+		size_t *amb = out.ambiguous,
+		       amb_capacity = out.ambiguous_capacity;
+
+		gsl_rng_set(setup, trial_seed(cfg->seed, trial, 0));
+		gsl_rng_set(runs, trial_seed(cfg->seed, trial, 1));
+		if ((error = trial_init(&t, cfg, setup, runs)) < 0)
+			goto done;
+		memset(&out, 0, sizeof(out));
+		out.ambiguous = amb; /* reused between trials */
+		out.ambiguous_capacity = amb_capacity;
+		if ((error = run_strategy(&out, &t)) < 0) {
+			trial_free(&t);
+			goto done;
+		}
+		score(tot, &t, &out, trial);
+		tot->bad_requests += t.bad_requests;
+		tot->over_runs_max += t.over_runs_max;
+		total = 0;
+		tested = 0;
+		for (i = 0; i < t.dag.count; i++) {
+			total += t.search[i].count + t.confirm[i].count;
+			if (t.search[i].count > tot->runs_max_seen)
+				tot->runs_max_seen = t.search[i].count;
+			if (i > 0 && i + 1 < t.dag.count &&
+			    t.search[i].count > 0)
+				tested++;
+		}
+		tot->runs[trial] = total;
+		tot->runs_sum += (double)total;
+		tot->tested += tested;
+		trial_free(&t);
+	}
+	error = 0;
+done:
+	free(out.ambiguous);
+	gsl_rng_free(setup);
+	gsl_rng_free(runs);
+	return error;
+}
+
+static int print_json(const struct sim_config *cfg, struct totals *tot)
+{
+	double n = (double)cfg->trials;
+	json_t *o = json_object();
+	char *text;
+
+	if (o == NULL)
+		return -2;
+	qsort(tot->runs, cfg->trials, sizeof(size_t), compare_size);
+	json_object_set_new(o, "strategy",
+			    json_string(strategy_names[cfg->strategy]));
+	json_object_set_new(o, "commits",
+			    json_integer((json_int_t)cfg->commits));
+	json_object_set_new(o, "topology",
+			    json_string(dag_topology_name(cfg->topology)));
+	json_object_set_new(o, "noise", json_string(noise_name(cfg->noise)));
+	json_object_set_new(o, "effect", json_real(cfg->effect));
+	json_object_set_new(o, "changes",
+			    json_integer((json_int_t)cfg->changes));
+	json_object_set_new(o, "skip_rate", json_real(cfg->skip_rate));
+	json_object_set_new(o, "trials",
+			    json_integer((json_int_t)cfg->trials));
+	json_object_set_new(o, "seed", json_integer((json_int_t)cfg->seed));
+	json_object_set_new(o, "min_change_pct",
+			    json_real(cfg->min_change_pct));
+	json_object_set_new(o, "runs_max",
+			    json_integer((json_int_t)cfg->runs_max));
+	json_object_set_new(o, "higher_is_better",
+			    json_integer(cfg->higher_is_better));
+	if (cfg->strategy == SIM_LKP)
+		json_object_set_new(o, "lkp_runs",
+				    json_integer((json_int_t)cfg->lkp_runs));
+	json_object_set_new(o, "accuracy",
+			    json_real((double)tot->correct / n));
+	json_object_set_new(o, "runs_mean", json_real(tot->runs_sum / n));
+	/* nearest rank */
+	json_object_set_new(
+	    o, "runs_p95",
+	    json_integer((json_int_t)tot->runs[(size_t)ceil(0.95 * n) - 1]));
+	json_object_set_new(
+	    o, "runs_trial_max",
+	    json_integer((json_int_t)tot->runs[cfg->trials - 1]));
+	json_object_set_new(o, "runs_max_seen",
+			    json_integer((json_int_t)tot->runs_max_seen));
+	json_object_set_new(o, "tested_mean",
+			    json_real((double)tot->tested / n));
+	json_object_set_new(o, "false_alarm",
+			    json_real((double)tot->false_alarm / n));
+	json_object_set_new(o, "inconclusive",
+			    json_real((double)tot->inconclusive / n));
+	json_object_set_new(o, "no_change",
+			    json_real((double)tot->no_change / n));
+	if (cfg->changes == 2)
+		json_object_set_new(o, "both_found",
+				    json_real((double)tot->all_found / n));
+	json_object_set_new(o, "all_found",
+			    json_real((double)tot->all_found / n));
+	json_object_set_new(o, "skipped_culprit",
+			    json_integer((json_int_t)tot->skipped_culprit));
+	json_object_set_new(o, "bad_requests",
+			    json_integer((json_int_t)tot->bad_requests));
+	json_object_set_new(o, "over_runs_max",
+			    json_integer((json_int_t)tot->over_runs_max));
+	json_object_set_new(o, "wrong_direction",
+			    json_integer((json_int_t)tot->wrong_direction));
+	json_object_set_new(o, "failed",
+			    json_integer((json_int_t)tot->failed));
+	if (tot->failure != NULL)
+		json_object_set_new(o, "first_failure",
+				    json_string(tot->detail));
+	text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6) |
+				 (cfg->json ? JSON_COMPACT : JSON_INDENT(2)));
+	json_decref(o);
+	if (text == NULL)
+		return -2;
+	puts(text);
+	free(text);
+	return 0;
+}
+
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: statbisect-sim [--commits N] [--effect E]"
-		     " [--noise gaussian]\n"
-		     "           [--trials T] [--seed S]"
-		     " [--strategy engine|git-bisect] [--json]\n");
+	fputs(
+	    "usage: statbisect-sim [--commits N] [--topology linear|merges]\n"
+	    "         [--noise gaussian|lognormal|bimodal|outliers|drift|"
+	    "t3|quantized]\n"
+	    "         [--effect E] [--changes K] [--skip-rate R]"
+	    " [--trials T] [--seed S]\n"
+	    "         [--strategy engine|git-bisect|lkp|pinpoint|oracle]\n"
+	    "         [--min-change PCT] [--runs-max N]"
+	    " [--higher-is-better 0|1]\n"
+	    "         [--lkp-runs N] [--json]\n"
+	    "       statbisect-sim --pinpoint-table\n",
+	    out);
+}
+
+/* Parses a whole number into *out; -1 unless all of `text` is one. */
+static int parse_size(size_t *out, const char *text)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*text == '-' || *text == '\0')
+		return -1;
+	v = strtoull(text, &end, 10);
+	if (*end != '\0')
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+static int parse_double(double *out, const char *text)
+{
+	char *end;
+
+	*out = strtod(text, &end);
+	return *text != '\0' && *end == '\0' && isfinite(*out) ? 0 : -1;
+}
+
+static int parse_strategy(enum sim_strategy *out, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(strategy_names) / sizeof(strategy_names[0]);
+	     i++) {
+		if (strcmp(name, strategy_names[i]) == 0) {
+			*out = (enum sim_strategy)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Fills *cfg from the command line; -1 with a message on stderr. */
+static int parse_options(struct sim_config *cfg, bool *table, int argc,
+			 char **argv)
+{
+	static const struct option options[] = {
+	    {"commits", required_argument, NULL, 'n'},
+	    {"topology", required_argument, NULL, 'T'},
+	    {"noise", required_argument, NULL, 'N'},
+	    {"effect", required_argument, NULL, 'e'},
+	    {"changes", required_argument, NULL, 'k'},
+	    {"skip-rate", required_argument, NULL, 'r'},
+	    {"trials", required_argument, NULL, 't'},
+	    {"seed", required_argument, NULL, 's'},
+	    {"strategy", required_argument, NULL, 'S'},
+	    {"min-change", required_argument, NULL, 'm'},
+	    {"runs-max", required_argument, NULL, 'M'},
+	    {"higher-is-better", required_argument, NULL, 'H'},
+	    {"lkp-runs", required_argument, NULL, 'L'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"pinpoint-table", no_argument, NULL, 'P'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	size_t seed, hib;
+	int opt, bad, which = 0;
+
+	while ((opt = getopt_long(argc, argv, "h", options, &which)) != -1) {
+		switch (opt) {
+		case 'n':
+			bad = parse_size(&cfg->commits, optarg);
+			break;
+		case 'T':
+			bad = dag_topology_parse(&cfg->topology, optarg);
+			break;
+		case 'N':
+			bad = noise_parse(&cfg->noise, optarg);
+			break;
+		case 'e':
+			bad = parse_double(&cfg->effect, optarg) ||
+			      cfg->effect < 0;
+			break;
+		case 'k':
+			bad = parse_size(&cfg->changes, optarg);
+			break;
+		case 'r':
+			bad = parse_double(&cfg->skip_rate, optarg) ||
+			      cfg->skip_rate < 0 || cfg->skip_rate >= 1;
+			break;
+		case 't':
+			bad = parse_size(&cfg->trials, optarg);
+			break;
+		case 's':
+			bad = parse_size(&seed, optarg);
+			cfg->seed = (unsigned long)seed;
+			break;
+		case 'S':
+			bad = parse_strategy(&cfg->strategy, optarg);
+			break;
+		case 'm':
+			bad = parse_double(&cfg->min_change_pct, optarg) ||
+			      cfg->min_change_pct < 0;
+			break;
+		case 'M':
+			bad = parse_size(&cfg->runs_max, optarg);
+			break;
+		case 'H':
+			bad = parse_size(&hib, optarg) || hib > 1;
+			cfg->higher_is_better = hib == 1;
+			break;
+		case 'L':
+			bad = parse_size(&cfg->lkp_runs, optarg);
+			break;
+		case 'j':
+			cfg->json = true;
+			bad = 0;
+			break;
+		case 'P':
+			*table = true;
+			bad = 0;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+		if (bad) {
+			fprintf(
+			    stderr,
+			    "statbisect-sim: invalid value '%s' for --%s\n",
+			    optarg, options[which].name);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "statbisect-sim: unexpected argument '%s'\n",
+			argv[optind]);
+		return -1;
+	}
+	if (cfg->commits < 2 || cfg->trials < 1 || cfg->changes < 1 ||
+	    cfg->changes > SIM_CULPRITS_MAX || cfg->changes >= cfg->commits ||
+	    cfg->runs_max < 2 || cfg->lkp_runs < 1) {
+		fputs(
+		    "statbisect-sim: need --commits >= 2, --trials >= 1, "
+		    "1 <= --changes < --commits (at most 64), --runs-max >= 2"
+		    " and --lkp-runs >= 1\n",
+		    stderr);
+		return -1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"commits", required_argument, NULL, 'n'},
-		{"effect", required_argument, NULL, 'e'},
-		{"noise", required_argument, NULL, 'N'},
-		{"trials", required_argument, NULL, 't'},
-		{"seed", required_argument, NULL, 's'},
-		{"strategy", required_argument, NULL, 'S'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	struct sim_config cfg = {
+	    .commits = 1024,
+	    .topology = DAG_LINEAR,
+	    .noise = NOISE_GAUSSIAN,
+	    .effect = 2,
+	    .changes = 1,
+	    .trials = 1000,
+	    .seed = 1,
+	    .strategy = SIM_ENGINE,
+	    .min_change_pct = 0.5,
+	    .runs_max = 1000,
+	    .higher_is_better = true,
+	    .lkp_runs = 5,
 	};
-	struct sim_options o = {.commits = 1024, .effect = 2, .sd_pct = 1,
-				.trials = 1000, .seed = 1,
-				.strategy = STRATEGY_ENGINE,
-				.higher_is_better = true};
-	size_t correct = 0, alarms = 0, inconclusive = 0, i;
-	double runs_total = 0;
-	size_t *runs;
-	gsl_rng *rng;
-	int opt;
+	struct totals tot;
+	bool table = false;
+	int error;
 
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'n':
-			o.commits = (size_t)strtoul(optarg, NULL, 10);
-			break;
-		case 'e':
-			o.effect = atof(optarg);
-			break;
-		case 'N':
-			if (strcmp(optarg, "gaussian") != 0) {
-				fprintf(stderr, "statbisect-sim: noise '%s' "
-						"is not simulated yet\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case 't':
-			o.trials = (size_t)strtoul(optarg, NULL, 10);
-			break;
-		case 's':
-			o.seed = strtoul(optarg, NULL, 10);
-			break;
-		case 'S':
-			if (strcmp(optarg, "engine") == 0)
-				o.strategy = STRATEGY_ENGINE;
-			else if (strcmp(optarg, "git-bisect") == 0)
-				o.strategy = STRATEGY_GIT_BISECT;
-			else {
-				usage(stderr);
-				return 2;
-			}
-			break;
-		case 'j':
-			o.json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (o.commits < 2 || o.trials < 1 || o.effect < 0) {
-		usage(stderr);
+	memset(&tot, 0, sizeof(tot));
+	if (parse_options(&cfg, &table, argc, argv) < 0)
 		return 2;
+	if (table) {
+		error = sim_pinpoint_print_table(stdout);
+		sim_pinpoint_cleanup();
+		return error < 0 ? 1 : 0;
 	}
-	runs = calloc(o.trials, sizeof(*runs));
-	rng = gsl_rng_alloc(gsl_rng_mt19937);
-	gsl_rng_set(rng, o.seed);
-	for (i = 0; i < o.trials; i++) {
-		size_t culprit = o.effect > 0
-					 ? 1 + gsl_rng_uniform_int(rng, o.commits)
-					 : 0;
-		struct trial_result tr = o.strategy == STRATEGY_ENGINE
-						 ? run_engine(&o, rng, culprit)
-						 : run_git_bisect(&o, rng, culprit);
-
-		correct += tr.correct;
-		alarms += tr.false_alarm;
-		inconclusive += tr.inconclusive;
-		runs[i] = tr.runs;
-		runs_total += (double)tr.runs;
+	error = run_trials(&tot, &cfg);
+	if (error == 0)
+		error = print_json(&cfg, &tot);
+	free(tot.runs);
+	sim_pinpoint_cleanup();
+	if (error < 0) {
+		fputs("statbisect-sim: out of memory\n", stderr);
+		return 1;
 	}
-	qsort(runs, o.trials, sizeof(*runs), compare_size);
-	{
-		json_t *out = json_pack(
-			"{s:s,s:I,s:f,s:I,s:I,s:f,s:f,s:I,s:f,s:f}",
-			"strategy",
-			o.strategy == STRATEGY_ENGINE ? "engine" : "git-bisect",
-			"commits", (json_int_t)o.commits, "effect", o.effect,
-			"trials", (json_int_t)o.trials, "seed",
-			(json_int_t)o.seed, "accuracy",
-			(double)correct / (double)o.trials, "runs_mean",
-			runs_total / (double)o.trials, "runs_p95",
-			(json_int_t)runs[(size_t)(0.95 * (double)(o.trials - 1))],
-			"false_alarm", (double)alarms / (double)o.trials,
-			"inconclusive",
-			(double)inconclusive / (double)o.trials);
-		char *text = json_dumps(out, o.json ? JSON_COMPACT
-						    : JSON_INDENT(2));
-
-		puts(text);
-		free(text);
-		json_decref(out);
-	}
-	free(runs);
-	gsl_rng_free(rng);
 	return 0;
 }

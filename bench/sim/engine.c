@@ -1,0 +1,201 @@
+/*
+ * The `engine` strategy: bisect_step() in a loop, fed the runs it asks
+ * for, until it gives a verdict.  Runs asked for together with
+ * `interleave` set are made alternately (A B A B ...), so the drift model
+ * sees the order a worker would run them in.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bisect.h"
+#include "sim.h"
+
+/* A trial that needs more decisions or runs than this is a looping
+ * engine, not a slow one. */
+#define ENGINE_CALLS_MAX 100000
+#define ENGINE_RUNS_MAX 10000000
+#define ENGINE_BAD_REQUESTS_MAX 100
+#define ENGINE_REQUEST_MAX 100000
+
+static void engine_feed(struct bisect_commit *in, struct sim_trial *trial)
+{
+	size_t i;
+
+	for (i = 0; i < trial->dag.count; i++) {
+		in[i].values = trial->search[i].values;
+		in[i].value_count = trial->search[i].count;
+		in[i].confirm_values = trial->confirm[i].values;
+		in[i].confirm_count = trial->confirm[i].count;
+	}
+}
+
+/*
+ * Checks the requests: a failed build or an index out of range is a bad
+ * request (not run); more runs than any commit may get is an engine bug
+ * that ends the trial (returns false).
+ */
+static bool engine_check(struct sim_trial *trial,
+			 const struct bisect_result *res, bool *valid)
+{
+	size_t q;
+
+	for (q = 0; q < res->request_count; q++) {
+		const struct bisect_request *r = &res->requests[q];
+
+		valid[q] = r->commit < trial->dag.count &&
+			   !trial->dag.build_failed[r->commit];
+		if (!valid[q]) {
+			trial->bad_requests++;
+			continue;
+		}
+		if (r->runs > ENGINE_REQUEST_MAX) {
+			snprintf(trial->detail, sizeof(trial->detail),
+				 "engine asked for %zu %s runs of commit %zu "
+				 "which has %zu",
+				 r->runs,
+				 r->purpose == BISECT_CONFIRM ? "confirm"
+							      : "search",
+				 r->commit,
+				 r->purpose == BISECT_CONFIRM
+				     ? trial->confirm[r->commit].count
+				     : trial->search[r->commit].count);
+			return false;
+		}
+		if (r->purpose == BISECT_SEARCH &&
+		    trial->search[r->commit].count + r->runs >
+			trial->config->runs_max)
+			trial->over_runs_max++;
+	}
+	return true;
+}
+
+/* Makes the runs of the valid requests; returns how many. */
+static size_t engine_run(struct sim_trial *trial,
+			 const struct bisect_result *res, const bool *valid)
+{
+	size_t done[BISECT_MAX_REQUESTS] = {0}, made = 0, q;
+	bool more = true;
+
+	while (more) {
+		more = false;
+		for (q = 0; q < res->request_count; q++) {
+			const struct bisect_request *r = &res->requests[q];
+			size_t k, burst;
+
+			if (!valid[q] || done[q] >= r->runs)
+				continue;
+			/* interleaved: one run, then the next request */
+			burst = res->interleave ? 1 : r->runs - done[q];
+			for (k = 0; k < burst; k++)
+				sim_run(trial, r->commit,
+					r->purpose == BISECT_CONFIRM);
+			done[q] += burst;
+			made += burst;
+			more = true;
+		}
+	}
+	return made;
+}
+
+static int engine_outcome(struct sim_outcome *out,
+			  const struct bisect_result *res)
+{
+	size_t c;
+	int error;
+
+	switch (res->verdict) {
+	case BISECT_NO_CHANGE:
+		out->verdict = SIM_NO_CHANGE;
+		break;
+	case BISECT_INCONCLUSIVE:
+		out->verdict = SIM_INCONCLUSIVE;
+		break;
+	case BISECT_IMPROVEMENT:
+		/* every simulated change is a regression */
+		out->verdict = SIM_CHANGE;
+		out->wrong_direction = true;
+		break;
+	default:
+		out->verdict = SIM_CHANGE;
+		break;
+	}
+	for (c = 0; c < res->culprit_count && c < BISECT_MAX_CULPRITS; c++) {
+		const struct bisect_culprit *cu = &res->culprits[c];
+		const size_t *amb = NULL;
+		size_t amb_count = 0;
+
+		if (cu->ambiguous_count > 1 &&
+		    cu->ambiguous_first + cu->ambiguous_count <=
+			res->ambiguous_used) {
+			amb = res->ambiguous + cu->ambiguous_first;
+			amb_count = cu->ambiguous_count;
+		}
+		if ((error =
+			 sim_outcome_add(out, cu->commit, amb, amb_count)) < 0)
+			return error;
+	}
+	return 0;
+}
+
+int sim_engine(struct sim_outcome *out, struct sim_trial *trial)
+{
+	const struct sim_config *cfg = trial->config;
+	size_t count = trial->dag.count, i, calls, runs = 0, made;
+	bool valid[BISECT_MAX_REQUESTS];
+	struct bisect_commit *in = calloc(count, sizeof(*in));
+	struct bisect_options opts;
+	struct bisect_result res;
+	int error = 0, rc;
+
+	if (in == NULL)
+		return -2;
+	for (i = 0; i < count; i++) {
+		in[i].parents = dag_parents_of(&trial->dag, i);
+		in[i].parent_count = dag_parent_count(&trial->dag, i);
+		in[i].build_failed = trial->dag.build_failed[i];
+	}
+	bisect_options_init(&opts, cfg->higher_is_better);
+	opts.min_change_pct = cfg->min_change_pct;
+	opts.runs_max = cfg->runs_max;
+	for (calls = 0;; calls++) {
+		engine_feed(in, trial);
+		rc = bisect_step(&res, NULL, in, count, &opts);
+		if (rc < 0) {
+			out->verdict = SIM_FAILED;
+			out->failure = rc == -2 ? "engine out of memory"
+						: "engine refused the input";
+			goto out;
+		}
+		if (res.verdict != BISECT_PENDING)
+			break;
+		if (calls >= ENGINE_CALLS_MAX || runs >= ENGINE_RUNS_MAX ||
+		    trial->bad_requests >= ENGINE_BAD_REQUESTS_MAX) {
+			out->verdict = SIM_FAILED;
+			out->failure = "engine did not finish";
+			goto out;
+		}
+		if (res.request_count == 0 ||
+		    res.request_count > BISECT_MAX_REQUESTS) {
+			out->verdict = SIM_FAILED;
+			out->failure = "engine pending without requests";
+			goto out;
+		}
+		if (!engine_check(trial, &res, valid)) {
+			out->verdict = SIM_FAILED;
+			out->failure = "engine asked for absurdly many runs";
+			goto out;
+		}
+		made = engine_run(trial, &res, valid);
+		if (made == 0) {
+			out->verdict = SIM_FAILED;
+			out->failure = "engine asked only for runs that "
+				       "cannot be made";
+			goto out;
+		}
+		runs += made;
+	}
+	error = engine_outcome(out, &res);
+out:
+	free(in);
+	return error;
+}

@@ -1,0 +1,107 @@
+/*
+ * The pieces every strategy shares: runs, culprits and search segments.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+static void out_of_memory(void)
+{
+	fputs("statbisect-sim: out of memory\n", stderr);
+	exit(1);
+}
+
+double sim_run(struct sim_trial *trial, size_t commit, bool confirm)
+{
+	struct sim_series *s =
+	    confirm ? &trial->confirm[commit] : &trial->search[commit];
+	double v;
+
+	if (s->count == s->capacity) {
+		size_t capacity = s->capacity ? 2 * s->capacity : 16;
+		double *values = realloc(s->values, capacity * sizeof(double));
+
+		if (values == NULL)
+			out_of_memory();
+		s->values = values;
+		s->capacity = capacity;
+	}
+	v = noise_sample(&trial->noise, trial->level[commit]);
+	s->values[s->count++] = v;
+	return v;
+}
+
+int sim_outcome_add(struct sim_outcome *out, size_t commit,
+		    const size_t *ambiguous, size_t count)
+{
+	struct sim_culprit *c;
+
+	if (out->culprit_count == SIM_CULPRITS_MAX)
+		return 0; /* more than any trial plants: all wrong anyway */
+	c = &out->culprits[out->culprit_count++];
+	c->commit = commit;
+	c->ambiguous_first = out->ambiguous_used;
+	c->ambiguous_count = count > 1 ? count : 0;
+	if (count <= 1)
+		return 0;
+	if (out->ambiguous_used + count > out->ambiguous_capacity) {
+		size_t capacity = 2 * (out->ambiguous_used + count);
+		size_t *grown =
+		    realloc(out->ambiguous, capacity * sizeof(size_t));
+
+		if (grown == NULL)
+			return -2;
+		out->ambiguous = grown;
+		out->ambiguous_capacity = capacity;
+	}
+	memcpy(out->ambiguous + out->ambiguous_used, ambiguous,
+	       count * sizeof(size_t));
+	out->ambiguous_used += count;
+	return 0;
+}
+
+int sim_segments_push(struct sim_segments *stack, const struct dag *dag,
+		      const uint64_t *excluded, size_t also_excluded,
+		      size_t ref, size_t high)
+{
+	struct sim_segment *seg;
+	size_t w;
+
+	if (stack->count == stack->capacity) {
+		size_t capacity = stack->capacity ? 2 * stack->capacity : 16;
+		struct sim_segment *grown =
+		    realloc(stack->items, capacity * sizeof(*grown));
+
+		if (grown == NULL)
+			return -2;
+		stack->items = grown;
+		stack->capacity = capacity;
+	}
+	seg = &stack->items[stack->count];
+	memset(seg, 0, sizeof(*seg));
+	seg->excluded = malloc(stack->words * sizeof(uint64_t));
+	if (seg->excluded == NULL)
+		return -2;
+	memcpy(seg->excluded, excluded, stack->words * sizeof(uint64_t));
+	if (also_excluded != SIZE_MAX) {
+		const uint64_t *anc = dag_ancestors_of(dag, also_excluded);
+
+		for (w = 0; w < stack->words; w++)
+			seg->excluded[w] |= anc[w];
+	}
+	seg->ref = ref;
+	seg->high = high;
+	stack->count++;
+	return 0;
+}
+
+void sim_segments_free(struct sim_segments *stack)
+{
+	size_t i;
+
+	for (i = 0; i < stack->count; i++)
+		free(stack->items[i].excluded);
+	free(stack->items);
+	memset(stack, 0, sizeof(*stack));
+}
