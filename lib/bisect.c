@@ -22,9 +22,11 @@
 #define CLIP_BEYOND 2.5
 /* How far (in standard errors) a commit's location may sit from the level
  * it is classified to, and must sit from both to be "neither". */
-#define Z_CONSISTENT 3.0
+#define Z_CONSISTENT 2.5
 #define Z_NEITHER 3.5
 #define MAX_SEGMENTS (2 * BISECT_MAX_CULPRITS)
+/* A level is estimated from its newest commits, at most this many. */
+#define LEVEL_RECENT 4
 
 void bisect_options_init(struct bisect_options *opts, bool higher_is_better)
 {
@@ -150,8 +152,13 @@ static int level_of(struct level *out, struct engine *e,
 		    const struct idlist *commits)
 {
 	size_t i, k, n = 0;
+	/* The most recently classified commits only: they were measured
+	 * close in time to the commit under test, so a machine that drifts
+	 * slowly shifts both alike. */
+	size_t first = commits->n > LEVEL_RECENT ? commits->n - LEVEL_RECENT
+						 : 0;
 
-	for (i = 0; i < commits->n; i++) {
+	for (i = first; i < commits->n; i++) {
 		const struct bisect_commit *c = &e->commits[commits->v[i]];
 
 		for (k = 0; k < c->value_count; k++)

@@ -31,7 +31,8 @@ fi
 want=$(sed -n '/"node_modules\/playwright-core"/,/}/s/.*"version": "\(.*\)".*/\1/p' \
 	"$here/package-lock.json")
 have=$(sed -n 's/.*"version": "\(.*\)".*/\1/p' \
-	"$here/node_modules/playwright-core/package.json" 2>/dev/null | head -n 1)
+	"$here/node_modules/playwright-core/package.json" 2>/dev/null |
+	head -n 1 || true)
 if [ "$want" != "$have" ]; then
 	echo "browser: npm ci (playwright-core $want)"
 	(cd "$here" && npm ci --no-audit --no-fund --loglevel=error)

@@ -211,7 +211,8 @@ try {
 		expect(lines.length - 1 === job.runs, `${lines.length - 1} rows for ${job.runs} runs`);
 		const culpritRows = lines.filter((l) => l.includes(env.SB_CULPRIT)).length;
 		const culprit = job.commits.find((c) => c.commit === env.SB_CULPRIT);
-		expect(culpritRows === culprit.runs.length, 'the culprit runs are in the CSV');
+		expect(culpritRows === culprit.runs.length + culprit.confirm_runs.length,
+			'the culprit runs (search and confirmation) are in the CSV');
 	});
 
 	await step('the dashboard lists the job', async () => {
