@@ -651,6 +651,10 @@ json_t *api_job_json(PGconn *conn, long long job_id)
 				    db_is_null(r, 0, 20)
 					    ? json_null()
 					    : json_real(db_double(r, 0, 20)));
+		json_object_set_new(out, "runs_min",
+				    json_integer((json_int_t)job.opts.runs_min));
+		json_object_set_new(out, "runs_max",
+				    json_integer((json_int_t)job.opts.runs_max));
 		json_object_set_new(
 			out, "progress",
 			json_pack("{s:I,s:I,s:I}", "candidates_left",
@@ -716,6 +720,7 @@ json_t *api_job_json(PGconn *conn, long long job_id)
 struct job_request {
 	const char *repo, *testcase, *good, *bad;
 	json_t *notify;
+	long long runs_min, runs_max; /* 0: the testcase's */
 	long long repo_id, testcase_id;
 	const char *repo_url;
 };
@@ -729,8 +734,16 @@ static bool job_request_parse(struct http_response *res, json_t *body,
 	if (!get_string(res, body, "repo", true, &jr->repo) ||
 	    !get_string(res, body, "testcase", true, &jr->testcase) ||
 	    !get_string(res, body, "good", true, &jr->good) ||
-	    !get_string(res, body, "bad", true, &jr->bad))
+	    !get_string(res, body, "bad", true, &jr->bad) ||
+	    !get_int(res, body, "runs_min", 2, 1000, &jr->runs_min) ||
+	    !get_int(res, body, "runs_max", 2, 10000, &jr->runs_max))
 		return false;
+	if (jr->runs_min > 0 && jr->runs_max > 0 &&
+	    jr->runs_max < jr->runs_min) {
+		http_error(res, 400, "invalid_field",
+			   "'runs_max' must not be below 'runs_min'");
+		return false;
+	}
 	jr->notify = json_object_get(body, "notify");
 	if (jr->notify == NULL || json_is_null(jr->notify)) {
 		jr->notify = NULL;
@@ -843,8 +856,9 @@ static int insert_job(PGconn *conn, const struct job_request *jr,
 		      long long token_id, long long *job_id)
 {
 	char repo_id[24], testcase_id[24], token[24], idx[24], job_text[24];
+	char runs_min[24], runs_max[24];
 	char *notify = NULL;
-	const char *params[9];
+	const char *params[10];
 	PGresult *r;
 	size_t i;
 	int error = -1;
@@ -864,11 +878,16 @@ static int insert_job(PGconn *conn, const struct job_request *jr,
 	params[5] = commits[count - 1].sha;
 	params[6] = notify;
 	params[7] = token_id > 0 ? token : NULL;
+	snprintf(runs_min, sizeof(runs_min), "%lld", jr->runs_min);
+	snprintf(runs_max, sizeof(runs_max), "%lld", jr->runs_max);
+	params[8] = jr->runs_min > 0 ? runs_min : NULL;
+	params[9] = jr->runs_max > 0 ? runs_max : NULL;
 	r = db_exec(conn,
 		    "INSERT INTO jobs (repo_id, testcase_id, good_rev, bad_rev,"
-		    " good_sha, bad_sha, notify, created_by)"
-		    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-		    8, params);
+		    " good_sha, bad_sha, notify, created_by, runs_min,"
+		    " runs_max) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
+		    " $10) RETURNING id",
+		    10, params);
 	if (r == NULL)
 		goto out;
 	*job_id = db_int(r, 0, 0);

@@ -36,7 +36,9 @@ static int load_options(struct sched_job *job, PGconn *conn,
 	PGresult *r;
 
 	r = db_exec(conn,
-		    "SELECT j.state, t.runs_min, t.runs_max, t.min_change_pct,"
+		    "SELECT j.state, coalesce(j.runs_min, t.runs_min),"
+		    " greatest(coalesce(j.runs_max, t.runs_max),"
+		    " coalesce(j.runs_min, t.runs_min)), t.min_change_pct,"
 		    " t.higher_is_better FROM jobs j JOIN testcases t"
 		    " ON t.id = j.testcase_id WHERE j.id = $1",
 		    1, params);

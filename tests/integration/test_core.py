@@ -277,3 +277,22 @@ def restarted_server_keeps_jobs_and_migrates_once(env):
            "each migration recorded once")
     finally:
         svc.stop()
+
+
+@test
+def runs_limits_given_with_a_job_override_the_testcases(env):
+    svc = env.svc
+    repo, shas = bench_repo(os.path.join(env.root, "limits"), 20, {11: 950.0})
+    svc.register("limits", repo, "limits-tc")
+    base = {"repo": "limits", "testcase": "limits-tc", "good": shas[0], "bad": shas[-1]}
+    status, reply = svc.api.call("POST", "/api/v1/jobs", dict(base, runs_min=9, runs_max=4),
+                                 token=svc.submit_token)
+    eq((status, reply["error"]["code"]), (400, "invalid_field"), "runs_max below runs_min")
+    job = svc.submit(dict(base, runs_min=7, runs_max=12))
+    eq((job["runs_min"], job["runs_max"]), (7, 12), "limits of the job")
+    done = svc.wait(job["id"])
+    eq((done["verdict"], done["culprit"]), ("regression", shas[11]), "verdict and culprit")
+    by_index = {c["index"]: c for c in done["commits"]}
+    check(len(by_index[0]["runs"]) >= 7 and len(by_index[20]["runs"]) >= 7,
+          "endpoints got runs_min runs")
+    check(all(len(c["runs"]) <= 12 for c in done["commits"]), "no commit beyond runs_max")
