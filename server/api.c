@@ -411,7 +411,7 @@ static bool valid_notify(struct http_response *res, json_t *notify,
 void api_testcases_create(struct http_response *res, struct http_request *req)
 {
 	const char *name, *build, *run, *kpi, *state, *params[13];
-	long long runs_min = 5, runs_max = 30, timeout_s = 600;
+	long long runs_min = 5, runs_max = 50, timeout_s = 600;
 	char min_text[32], rmin[24], rmax[24], tmo[24];
 	char *params_text = NULL, *monitors_text = NULL, *notify_text = NULL;
 	json_t *body = http_json_body(res, req);

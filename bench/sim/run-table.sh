@@ -8,10 +8,12 @@
 #
 # Environment: SIM (default bin/statbisect-sim), BENCH (the decision
 # benchmark, default build/bench/bench_decision, run when it is there), OUT
-# (build/sim-results), TRIALS (1000), COMMITS (1024), SEED (1), JOBS (2).
-# Every scenario uses the same TRIALS; the whole table takes about ten
-# minutes on two cores.  The section's prose is the Markdown below; the
-# tables come from the runs.
+# (build/sim-results), TRIALS (1000), COMMITS (1024), SEED (1), JOBS (2);
+# RENDER_ONLY=1 prints the section again from the JSON in $OUT without
+# running anything, and NOTE is added to the line that says how it was
+# measured.  Every scenario uses the same TRIALS; the whole table takes
+# five to ten minutes on two cores.  The section's prose is the Markdown
+# below; the tables come from the runs.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -26,17 +28,11 @@ JOBS=${JOBS:-2}
 strategies="engine oracle pinpoint lkp git-bisect"
 noises="gaussian lognormal bimodal outliers drift t3 quantized"
 
-if [ -z "${RENDER_ONLY:-}" ] && [ ! -x "$SIM" ]; then
-	echo "run-table: $SIM not found; run make first (or set SIM)" >&2
-	exit 1
-fi
-mkdir -p "$OUT"
-if [ -z "${RENDER_ONLY:-}" ]; then
-rm -f "$OUT"/*.json "$OUT"/configs "$OUT"/elapsed
-
-# One line per run: name|options.  The slow ones first, so that the two
+# One line per run: name|options.  The slow ones first, so that the
 # workers finish together.
-{
+configs() {
+	local e n s
+
 	for e in 0.5 1; do
 		for s in $strategies; do
 			echo "gaussian-e$e-$s|--strategy $s --noise gaussian --effect $e"
@@ -53,31 +49,50 @@ rm -f "$OUT"/*.json "$OUT"/configs "$OUT"/elapsed
 		echo "changes2-$s|--strategy $s --changes 2 --effect 2"
 		echo "skip0.1-$s|--strategy $s --skip-rate 0.1 --effect 2"
 	done
-} > "$OUT/configs"
+}
 
 run_one() {
 	local name=${1%%|*} args=${1#*|}
+
 	# shellcheck disable=SC2086
 	"$SIM" --commits "$COMMITS" --trials "$TRIALS" --seed "$SEED" --json \
 		$args > "$OUT/$name.json.part"
 	mv "$OUT/$name.json.part" "$OUT/$name.json"
 	echo "run-table: $name done" >&2
 }
-export -f run_one
-export SIM OUT TRIALS COMMITS SEED
 
-started=$(date +%s)
-tr '\n' '\0' < "$OUT/configs" |
-	xargs -0 -P "$JOBS" -I{} bash -c 'run_one "$1"' _ {}
-echo $(($(date +%s) - started)) > "$OUT/elapsed"
+run_all() {
+	local started
+
+	if [ ! -x "$SIM" ]; then
+		echo "run-table: $SIM not found; run make (or set SIM)" >&2
+		exit 1
+	fi
+	rm -f "$OUT"/*.json "$OUT"/configs "$OUT"/elapsed "$OUT"/revision \
+		"$OUT"/decision
+	configs > "$OUT/configs"
+	export -f run_one
+	export SIM OUT TRIALS COMMITS SEED
+	started=$(date +%s)
+	# shellcheck disable=SC2016 # $1 is for the inner shell
+	tr '\n' '\0' < "$OUT/configs" |
+		xargs -0 -P "$JOBS" -I{} bash -c 'run_one "$1"' _ {}
+	echo $(($(date +%s) - started)) > "$OUT/elapsed"
+	git describe --always --dirty > "$OUT/revision" 2>/dev/null ||
+		echo unknown > "$OUT/revision"
+	if [ -x "$BENCH" ]; then
+		"$BENCH" > "$OUT/decision" || true
+	fi
+}
+
+mkdir -p "$OUT"
+if [ -z "${RENDER_ONLY:-}" ]; then
+	run_all
 fi
 elapsed=$(cat "$OUT/elapsed")
 
-revision=$(git describe --always --dirty 2>/dev/null || echo unknown)
-decision=
-if [ -x "$BENCH" ]; then
-	decision=$("$BENCH" || true)
-fi
+revision=$(cat "$OUT/revision" 2>/dev/null || echo unknown)
+decision=$(cat "$OUT/decision" 2>/dev/null || true)
 
 cat <<'MD'
 ## Results
@@ -167,20 +182,20 @@ skip` does.
   are compared, so every change is searched.  The expected change is the
   true one (the alert's); with effect 0 it is min_change_pct.  The high
   threshold depends on the expected change in IQRs of the pooled runs and
-  on the sample size;
-  Pinpoint's table is the 99th percentile of the running two-sided U-test
-  p-value (normal approximation with continuity correction) between two
-  normal samples that many IQRs apart, for 0.3..4.0 IQR.  The simulator
+  on the sample size; Pinpoint's table is the 99th percentile of the
+  running two-sided U-test p-value (normal approximation with continuity
+  correction) between two normal samples that many IQRs apart, for
+  0.3..4.0 IQR.  The simulator
   regenerates it by that method (20,000 simulated pairs per row instead of
   a million, sample sizes up to 160; `statbisect-sim --pinpoint-table`
   prints it); it agrees with the published table to within about 0.01
   (for instance 0.5708 at 1.0 IQR and 10 runs, 0.2101 at 2.0 IQR and 5
   runs, exactly as published).
 - **lkp**: the kernel test robot: 5 runs per commit, endpoints included.
-  A commit differs from `good` when the robot's rules pass (see
-  REPORT_FORMAT.md, "Which rows are shown"): the new minimum above the base
-  median and the new median above the base maximum, or the mirror image,
-  and the medians' ratio beyond 1.01.  No change when the endpoints do
+  A commit differs from `good` when the robot's rules for a changed
+  metric pass: the new minimum above the base median and the new median
+  above the base maximum, or the mirror image, and the medians' ratio
+  beyond 1.01.  No change when the endpoints do
   not differ; otherwise a commit is bad-like when it differs from `good`
   in the endpoints' direction.  The 1.01 ratio is why it seldom reports a
   change of 1% or less.
@@ -195,6 +210,7 @@ JOBS="$JOBS" ELAPSED="$elapsed" REVISION="$revision" DECISION="$decision" \
 STRATEGIES="$strategies" NOISES="$noises" /usr/bin/python3 - <<'EOF'
 import json
 import os
+import textwrap
 
 out = os.environ["OUT"]
 strategies = os.environ["STRATEGIES"].split()
@@ -203,6 +219,11 @@ configs = [line.rstrip("\n").split("|", 1)
            for line in open(os.path.join(out, "configs")) if line.strip()]
 res = {name: json.load(open(os.path.join(out, name + ".json")))
        for name, _ in configs}
+
+
+def para(text):
+    print(textwrap.fill(text, 79, break_on_hyphens=False))
+    print()
 
 
 def cell(name, extra=None):
@@ -217,8 +238,7 @@ def matrix(title, rows, name_of, extra=None, note=None):
     print("### " + title)
     print()
     if note:
-        print(note)
-        print()
+        para(note)
     print("| | " + " | ".join(strategies) + " |")
     print("| --- |" + " --- |" * len(strategies))
     for label, key in rows:
@@ -230,17 +250,16 @@ def matrix(title, rows, name_of, extra=None, note=None):
 
 print("### Measurements")
 print()
-print("Measured with `bench/sim/run-table.sh` (tree %s, %s trials per cell,"
-      " %s commits after `good`, seed %s, %s jobs in parallel, %d s in all%s)."
-      % (os.environ["REVISION"], os.environ["TRIALS"], os.environ["COMMITS"],
-         os.environ["SEED"], os.environ["JOBS"], int(os.environ["ELAPSED"]),
-         os.environ.get("NOTE", "")))
-print("Each cell is `accuracy · mean runs (95th percentile of runs)`;"
-      " runs count every benchmark run of the trial: endpoints, steps and"
-      " confirmation.  Unless a table says otherwise the range is linear,"
-      " with one change of 2 sd, min_change_pct 0.5 (half an sd), runs_max"
-      " 1000 and a higher-is-better KPI.")
-print()
+para("Measured with `bench/sim/run-table.sh` (tree %s, %s trials per cell,"
+     " %s commits after `good`, seed %s, %s jobs in parallel, %d s in all%s)."
+     " Each cell is `accuracy · mean runs (95th percentile of runs)`;"
+     " runs count every benchmark run of the trial: endpoints, steps and"
+     " confirmation.  Unless a table says otherwise the range is linear,"
+     " with one change of 2 sd, min_change_pct 0.5 (half an sd), runs_max"
+     " 1000 and a higher-is-better KPI."
+     % (os.environ["REVISION"], os.environ["TRIALS"], os.environ["COMMITS"],
+        os.environ["SEED"], os.environ["JOBS"], int(os.environ["ELAPSED"]),
+        os.environ.get("NOTE", "")))
 matrix("One change of 2 sd, by noise model",
        [(n, n) for n in noises], lambda n, s: "%s-e2-%s" % (n, s))
 matrix("Gaussian noise, by size of the change",
@@ -248,10 +267,9 @@ matrix("Gaussian noise, by size of the change",
        lambda e, s: "gaussian-e%s-%s" % (e, s))
 print("### No change (effect 0): false alarms")
 print()
-print("Each cell is `false alarms · mean runs`; accuracy here is the share of"
-      " no-change verdicts, and the engine's inconclusive share is in the"
-      " last column.")
-print()
+para("Each cell is `false alarms · mean runs`; accuracy here is the share of"
+     " no-change verdicts, and the engine's inconclusive share is in the"
+     " last column.")
 print("| | " + " | ".join(strategies) + " | engine inconclusive |")
 print("| --- |" + " --- |" * (len(strategies) + 1))
 for n in noises:
@@ -343,9 +361,8 @@ print()
 failures = [(name, res[name]) for name, _ in configs
             if res[name].get("failed") or res[name].get("bad_requests")]
 if failures:
-    print("Engine trials that failed (an engine error or a request the"
-          " simulator could not run), first failure of each run:")
-    print()
+    para("Engine trials that failed (an engine error or a request the"
+         " simulator could not run), first failure of each run:")
     for name, r in failures:
         print("- `%s`: %d failed, %d requests for failed builds; %s" % (
             name, r.get("failed", 0), r.get("bad_requests", 0),
@@ -355,8 +372,9 @@ print("### Commands")
 print()
 print("Every cell is one run of")
 print()
-print("    bin/statbisect-sim --commits %s --trials %s --seed %s --json OPTIONS"
-      % (os.environ["COMMITS"], os.environ["TRIALS"], os.environ["SEED"]))
+print("    bin/statbisect-sim --commits %s --trials %s --seed %s --json"
+      " OPTIONS" % (os.environ["COMMITS"], os.environ["TRIALS"],
+                    os.environ["SEED"]))
 print()
 print("with these OPTIONS (`bench/sim/run-table.sh` runs them all):")
 print()
