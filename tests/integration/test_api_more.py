@@ -248,7 +248,7 @@ def lists_of_repos_testcases_and_workers(env):
     check(STAMP.match(tc[0].pop("created_at")), "testcase created_at")
     eq(tc[0], {"name": P + "regr-tc", "build": "sh build.sh", "run": "./bench",
                "kpi": "bench.score", "higher_is_better": True, "min_change_pct": 1.0,
-               "runs_min": 5, "runs_max": 30, "timeout_s": 600,
+               "runs_min": 5, "runs_max": 50, "timeout_s": 600,
                "params": {"test": "score", "nr_task": 1}, "monitors": []},
        "testcase as registered")
 
