@@ -626,6 +626,118 @@ static int split_holds_change(struct engine *e, struct segment *s,
 	return 0;
 }
 
+/* Every run of one commit, search and confirmation, into `out`. */
+static size_t all_runs(const struct bisect_commit *c, double *out)
+{
+	memcpy(out, c->values, c->value_count * sizeof(double));
+	memcpy(out + c->value_count, c->confirm_values,
+	       c->confirm_count * sizeof(double));
+	return c->value_count + c->confirm_count;
+}
+
+/*
+ * Do commits a and b run at different levels, judged on all their runs?
+ * 1: yes (significant at step_alpha and at least half of min_change_pct
+ * apart), -1: no (not even at 0.05, or closer than that), 0: not sure yet.
+ */
+static int levels_differ(struct engine *e, size_t a, size_t b, double *buf)
+{
+	size_t na = all_runs(&e->commits[a], buf);
+	size_t nb = all_runs(&e->commits[b], buf + na);
+	struct stats_test t;
+
+	if (na < 2 || nb < 2)
+		return -1;
+	if (fabs(pct_change_of(stats_mean(buf, na), stats_mean(buf + na, nb))) <
+	    e->opts->min_change_pct / 2)
+		return -1;
+	if (stats_welch_t(&t, buf, na, buf + na, nb) < 0 || t.p_value >= 0.05)
+		return -1;
+	return t.p_value < e->opts->step_alpha ? 1 : 0;
+}
+
+/* When levels_differ is not sure: fresh runs of both, interleaved, as a
+ * confirmation is made, while both are below confirm_max.  False when
+ * confirmation is off or the bound is reached. */
+static bool firm_up(struct engine *e, size_t a, size_t b)
+{
+	const struct bisect_options *o = e->opts;
+	const struct bisect_commit *ca = &e->commits[a], *cb = &e->commits[b];
+
+	if (!o->confirm || ca->confirm_count + o->confirm_runs > o->confirm_max ||
+	    cb->confirm_count + o->confirm_runs > o->confirm_max)
+		return false;
+	e->out->interleave = true;
+	request(e, a, o->confirm_runs, BISECT_CONFIRM);
+	request(e, b, o->confirm_runs, BISECT_CONFIRM);
+	return true;
+}
+
+/* A new part of the range: the ancestors of `high_end` that are not
+ * ancestors of `low_end`, between those two reference commits. */
+static int push_part(struct engine *e, struct segment *stack, size_t *depth,
+		     size_t low_end, size_t high_end, double error)
+{
+	struct segment *part = &stack[*depth];
+	size_t i, w;
+
+	if (segment_new(part, e->count) < 0 ||
+	    idlist_push(&part->low, low_end) < 0 ||
+	    idlist_push(&part->high, high_end) < 0)
+		return -2;
+	for (i = 0; i < e->count; i++)
+		bisect_set_add(&part->cand, i);
+	keep_ancestors(e, part, high_end);
+	bisect_dag_ancestors(&e->tmp, e->commits, &part->cand, low_end,
+			     e->stack);
+	for (w = 0; w < part->cand.nwords; w++)
+		part->cand.words[w] &= ~e->tmp.words[w];
+	part->bad = high_end;
+	part->error = error;
+	part->split = true;
+	(*depth)++;
+	return 0;
+}
+
+/*
+ * After the part on top of the stack named its culprit: when the culprit's
+ * parent does not run at the part's low level, or the culprit not at its
+ * high level (judged on all their runs, the fresh ones included), there is
+ * another change between them and the part's ends, and that stretch is
+ * searched too.  This finds a second change that the bisection stepped
+ * over without meeting a commit at the third level.  Pops the finished
+ * part and returns 0; returns 1 after asking for runs (not sure yet), -2
+ * when out of memory.
+ */
+static int follow_up(struct engine *e, struct segment *stack, size_t *depth)
+{
+	struct segment *s = &stack[*depth - 1];
+	const struct bisect_culprit *cul =
+		&e->out->culprits[e->out->culprit_count - 1];
+	size_t low_end = s->low.v[0], high_end = s->high.v[0];
+	size_t culprit = cul->commit, parent = cul->parent;
+	double error = s->error;
+	int upper = -1, lower = -1;
+
+	if (culprit != high_end)
+		upper = levels_differ(e, culprit, high_end, e->scratch);
+	if (parent != low_end && cul->ambiguous_count <= 1 &&
+	    !e->commits[parent].build_failed)
+		lower = levels_differ(e, low_end, parent, e->scratch);
+	if ((upper == 0 && firm_up(e, culprit, high_end)) ||
+	    (lower == 0 && firm_up(e, low_end, parent)))
+		return 1; /* runs asked for */
+	segment_clear(s);
+	(*depth)--;
+	if (upper == 1 && *depth < MAX_SEGMENTS &&
+	    push_part(e, stack, depth, culprit, high_end, error) < 0)
+		return -2;
+	if (lower == 1 && *depth < MAX_SEGMENTS &&
+	    push_part(e, stack, depth, low_end, parent, error) < 0)
+		return -2;
+	return 0;
+}
+
 /*
  * Bisects the segments (a stack; the lowest on top) until every one has a
  * confirmed culprit or runs are needed.  Returns 1 when all are done, 0
@@ -669,8 +781,11 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 			rc = finish_segment(e, s, direction);
 			if (rc <= 0)
 				return rc;
-			segment_clear(s);
-			(*depth)--;
+			rc = follow_up(e, stack, depth);
+			if (rc < 0)
+				return rc;
+			if (rc == 1)
+				return 0;
 			continue;
 		}
 		if (bisect_dag_best_split(&mid, e->commits, e->count, &s->cand,
@@ -680,8 +795,11 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 			rc = finish_segment(e, s, direction);
 			if (rc <= 0)
 				return rc;
-			segment_clear(s);
-			(*depth)--;
+			rc = follow_up(e, stack, depth);
+			if (rc < 0)
+				return rc;
+			if (rc == 1)
+				return 0;
 			continue;
 		}
 		c = &e->commits[mid];
@@ -768,6 +886,13 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 
 /* ---- the step ------------------------------------------------------ */
 
+static int culprit_order(const void *a, const void *b)
+{
+	const struct bisect_culprit *x = a, *y = b;
+
+	return x->commit < y->commit ? -1 : x->commit > y->commit;
+}
+
 static bool options_valid(const struct bisect_options *o)
 {
 	return o->runs_min >= 2 && o->runs_max >= o->runs_min &&
@@ -832,7 +957,8 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 		set_class(&e, i,
 			  commits[i].build_failed ? BISECT_SKIPPED
 						  : BISECT_UNTESTED);
-		total_runs += commits[i].value_count;
+		total_runs += commits[i].value_count +
+			      commits[i].confirm_count;
 	}
 	good = &commits[0];
 	bad = &commits[count - 1];
@@ -931,6 +1057,11 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	}
 	if (rc == 1) {
 		double confidence = 1.0;
+
+		/* Parts found by follow-ups finish after the part that led
+		 * to them: report the culprits oldest first. */
+		qsort(out->culprits, out->culprit_count,
+		      sizeof(out->culprits[0]), culprit_order);
 
 		for (i = 0; i < out->culprit_count; i++)
 			confidence *= out->culprits[i].confidence;
