@@ -636,36 +636,53 @@ static size_t all_runs(const struct bisect_commit *c, double *out)
 }
 
 /*
- * Do commits a and b run at different levels, judged on all their runs?
- * 1: yes (significant at step_alpha and at least half of min_change_pct
- * apart), -1: no (not even at 0.05, or closer than that), 0: not sure yet.
+ * Do commits a and b run at different levels?  -1: no (all their runs do
+ * not differ even at 0.05, or by less than half of min_change_pct), 1: yes,
+ * on fresh runs of the two made together (interleaved, so that a machine
+ * drifting between the two measurements cannot fake a difference: at
+ * step_alpha and at least half of min_change_pct apart), 0: not sure yet.
  */
 static int levels_differ(struct engine *e, size_t a, size_t b, double *buf)
 {
-	size_t na = all_runs(&e->commits[a], buf);
-	size_t nb = all_runs(&e->commits[b], buf + na);
+	const struct bisect_commit *ca = &e->commits[a], *cb = &e->commits[b];
+	size_t na = all_runs(ca, buf);
+	size_t nb = all_runs(cb, buf + na);
+	double half = e->opts->min_change_pct / 2;
 	struct stats_test t;
 
 	if (na < 2 || nb < 2)
 		return -1;
 	if (fabs(pct_change_of(stats_mean(buf, na), stats_mean(buf + na, nb))) <
-	    e->opts->min_change_pct / 2)
+		    half ||
+	    stats_welch_t(&t, buf, na, buf + na, nb) < 0 || t.p_value >= 0.05)
 		return -1;
-	if (stats_welch_t(&t, buf, na, buf + na, nb) < 0 || t.p_value >= 0.05)
+	if (ca->confirm_count < e->opts->confirm_runs ||
+	    cb->confirm_count < e->opts->confirm_runs)
+		return 0;
+	if (fabs(pct_change_of(
+		    stats_mean(ca->confirm_values, ca->confirm_count),
+		    stats_mean(cb->confirm_values, cb->confirm_count))) < half ||
+	    stats_welch_t(&t, ca->confirm_values, ca->confirm_count,
+			  cb->confirm_values, cb->confirm_count) < 0)
 		return -1;
-	return t.p_value < e->opts->step_alpha ? 1 : 0;
+	if (t.p_value < e->opts->step_alpha)
+		return 1;
+	return t.p_value >= 0.05 ? -1 : 0;
 }
 
 /* When levels_differ is not sure: fresh runs of both, interleaved, as a
- * confirmation is made, while both are below confirm_max.  False when
+ * confirmation is made, while both are below twice confirm_max.  False when
  * confirmation is off or the bound is reached. */
 static bool firm_up(struct engine *e, size_t a, size_t b)
 {
 	const struct bisect_options *o = e->opts;
 	const struct bisect_commit *ca = &e->commits[a], *cb = &e->commits[b];
 
-	if (!o->confirm || ca->confirm_count + o->confirm_runs > o->confirm_max ||
-	    cb->confirm_count + o->confirm_runs > o->confirm_max)
+	/* A culprit or its parent may hold confirm_max runs already from
+	 * its own confirmation: a follow-up may add as many again. */
+	if (!o->confirm ||
+	    ca->confirm_count + o->confirm_runs > 2 * o->confirm_max ||
+	    cb->confirm_count + o->confirm_runs > 2 * o->confirm_max)
 		return false;
 	e->out->interleave = true;
 	request(e, a, o->confirm_runs, BISECT_CONFIRM);

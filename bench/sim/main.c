@@ -538,7 +538,7 @@ int main(int argc, char **argv)
 	    .trials = 1000,
 	    .seed = 1,
 	    .strategy = SIM_ENGINE,
-	    .min_change_pct = 0.5,
+	    .min_change_pct = 0.25,
 	    .runs_max = 1000,
 	    .higher_is_better = true,
 	    .lkp_runs = 5,

@@ -156,8 +156,11 @@ with a pseudo-random offset) and, when only failed builds are left, name
 the first bad commit with the rest as its ambiguous set, as `git bisect
 skip` does.
 
-- **engine**: `bisect_step()` in a loop with `min_change_pct` 0.5 (half an
-  sd) and `runs_max` 1000, fed the runs it asks for; runs asked for with
+- **engine**: `bisect_step()` in a loop with `min_change_pct` 0.25 (a
+  quarter of an sd: a testcase that cares about changes of half an sd must
+  set its threshold below them, or a change exactly at the threshold is as
+  likely called "the same" as "different") and `runs_max` 1000, fed the
+  runs it asks for; runs asked for with
   `interleave` are made alternately (A B A B), so the drift model sees the
   order a worker would run them in.
 - **oracle**: told the true levels and the noise's sd, it makes no
@@ -255,7 +258,8 @@ para("Measured with `bench/sim/run-table.sh` (tree %s, %s trials per cell,"
      " Each cell is `accuracy · mean runs (95th percentile of runs)`;"
      " runs count every benchmark run of the trial: endpoints, steps and"
      " confirmation.  Unless a table says otherwise the range is linear,"
-     " with one change of 2 sd, min_change_pct 0.5 (half an sd), runs_max"
+     " with one change of 2 sd, min_change_pct 0.25 (a quarter of an sd),"
+     " runs_max"
      " 1000 and a higher-is-better KPI."
      % (os.environ["REVISION"], os.environ["TRIALS"], os.environ["COMMITS"],
         os.environ["SEED"], os.environ["JOBS"], int(os.environ["ELAPSED"]),

@@ -303,8 +303,10 @@ static void assert_sane_answer(const struct sim *s,
 		assert_true(r->runs > 0);
 		if (r->purpose == BISECT_CONFIRM) {
 			/* written so that a wrapped-around size_t fails */
+			/* confirm_max for a confirmation, as many again
+			 * for a follow-up comparing levels */
 			assert_true(r->runs <=
-				    opts->confirm_max -
+				    2 * opts->confirm_max -
 					s->confirm_count[r->commit]);
 			assert_true(opts->confirm);
 			assert_true(res->interleave);
