@@ -29,29 +29,6 @@ void api_healthz(struct http_response *res, struct http_request *req)
 	http_json(res, 200, json_pack("{s:s}", "status", "ok"));
 }
 
-/* Answers a database failure. */
-static void db_failed(struct http_response *res)
-{
-	http_error(res, 503, "unavailable",
-		   "the database is unavailable; try again");
-}
-
-/* Parses a positive decimal id path parameter. */
-static bool parse_id(const char *text, long long *out)
-{
-	char *end;
-	long long v;
-
-	if (text == NULL || !isdigit((unsigned char)text[0]))
-		return false;
-	errno = 0;
-	v = strtoll(text, &end, 10);
-	if (errno != 0 || *end != '\0' || v <= 0)
-		return false;
-	*out = v;
-	return true;
-}
-
 static bool valid_name(const char *s)
 {
 	size_t i, n = strlen(s);
@@ -185,7 +162,7 @@ void api_tokens_create(struct http_response *res, struct http_request *req)
 		    " RETURNING id",
 		    3, params);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		goto out;
 	}
 	http_json(res, 201,
@@ -239,7 +216,7 @@ void api_repos_create(struct http_response *res, struct http_request *req)
 	r = db_exec(db_conn(), "SELECT 1 FROM repos WHERE name = $1", 1,
 		    params);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		goto out;
 	}
 	if (PQntuples(r) > 0) {
@@ -270,7 +247,7 @@ void api_repos_create(struct http_response *res, struct http_request *req)
 			http_error(res, 409, "exists",
 				   "repository '%s' exists", name);
 		else
-			db_failed(res);
+			http_db_failed(res);
 		goto out;
 	}
 	http_json(res, 201, repo_json(r, 0));
@@ -519,7 +496,7 @@ void api_testcases_create(struct http_response *res, struct http_request *req)
 			http_error(res, 409, "exists", "testcase '%s' exists",
 				   name);
 		else
-			db_failed(res);
+			http_db_failed(res);
 		goto out;
 	}
 	http_json(res, 201, testcase_json(r, 0));
@@ -778,7 +755,7 @@ static bool job_request_lookup(struct http_response *res, PGconn *conn,
 	*repo_row = db_exec(conn, "SELECT id, url FROM repos WHERE name = $1",
 			    1, params);
 	if (*repo_row == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return false;
 	}
 	if (PQntuples(*repo_row) != 1) {
@@ -792,7 +769,7 @@ static bool job_request_lookup(struct http_response *res, PGconn *conn,
 	r = db_exec(conn, "SELECT id FROM testcases WHERE name = $1", 1,
 		    params);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return false;
 	}
 	if (PQntuples(r) != 1) {
@@ -940,7 +917,7 @@ void api_job_create(struct http_response *res, struct http_request *req,
 	size_t count = 0;
 
 	if (conn == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		goto out;
 	}
 	if (!job_request_parse(res, body, &jr) ||
@@ -948,13 +925,13 @@ void api_job_create(struct http_response *res, struct http_request *req,
 	    !job_candidates(res, &jr, &commits, &count))
 		goto out;
 	if (db_begin(conn) < 0) {
-		db_failed(res);
+		http_db_failed(res);
 		goto out;
 	}
 	if (insert_job(conn, &jr, commits, count, req->token_id, &job_id) <
 	    0) {
 		db_rollback(conn);
-		db_failed(res);
+		http_db_failed(res);
 		goto out;
 	}
 	snprintf(job_text, sizeof(job_text), "%lld", job_id);
@@ -965,7 +942,7 @@ void api_job_create(struct http_response *res, struct http_request *req,
 				 0 ||
 	    db_commit(conn) < 0) {
 		db_rollback(conn);
-		db_failed(res);
+		http_db_failed(res);
 		goto out;
 	}
 	log_info("job %lld: %s %s %.12s..%.12s, %zu candidates", job_id,
@@ -973,7 +950,7 @@ void api_job_create(struct http_response *res, struct http_request *req,
 		 count);
 	job = api_job_json(conn, job_id);
 	if (job == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		goto out;
 	}
 	if (asprintf(&res->location, "/api/v1/jobs/%lld", job_id) < 0)
@@ -990,13 +967,13 @@ void api_jobs_get(struct http_response *res, struct http_request *req)
 	PGconn *conn = db_conn();
 	json_t *job;
 
-	if (!parse_id(req->params[0], &job_id)) {
+	if (!http_parse_id(req->params[0], &job_id)) {
 		http_error(res, 404, "not_found", "no job '%s'",
 			   req->params[0]);
 		return;
 	}
 	if (conn == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return;
 	}
 	job = api_job_json(conn, job_id);
@@ -1013,7 +990,7 @@ void api_jobs_report(struct http_response *res, struct http_request *req)
 	long long job_id;
 	PGresult *r;
 
-	if (!parse_id(req->params[0], &job_id)) {
+	if (!http_parse_id(req->params[0], &job_id)) {
 		http_error(res, 404, "not_found", "no job '%s'",
 			   req->params[0]);
 		return;
@@ -1024,7 +1001,7 @@ void api_jobs_report(struct http_response *res, struct http_request *req)
 		    " LIMIT 1",
 		    1, params);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return;
 	}
 	if (PQntuples(r) == 0)
@@ -1047,13 +1024,13 @@ void api_jobs_cancel(struct http_response *res, struct http_request *req)
 	json_t *job;
 	PGresult *r;
 
-	if (!parse_id(req->params[0], &job_id)) {
+	if (!http_parse_id(req->params[0], &job_id)) {
 		http_error(res, 404, "not_found", "no job '%s'",
 			   req->params[0]);
 		return;
 	}
 	if (conn == NULL || db_begin(conn) < 0) {
-		db_failed(res);
+		http_db_failed(res);
 		return;
 	}
 	r = db_exec(conn, "SELECT state FROM jobs WHERE id = $1 FOR UPDATE",
@@ -1099,5 +1076,5 @@ void api_jobs_cancel(struct http_response *res, struct http_request *req)
 	return;
 failed:
 	db_rollback(conn);
-	db_failed(res);
+	http_db_failed(res);
 }

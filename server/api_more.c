@@ -20,28 +20,6 @@
 /* Timestamps are answered as ISO 8601 UTC text whatever the session's
  * TimeZone is: to_char(x AT TIME ZONE 'UTC', ...). */
 
-static void db_failed(struct http_response *res)
-{
-	http_error(res, 503, "unavailable",
-		   "the database is unavailable; try again");
-}
-
-/* Parses a positive decimal id path parameter. */
-static bool parse_id(const char *text, long long *out)
-{
-	char *end;
-	long long v;
-
-	if (text == NULL || !isdigit((unsigned char)text[0]))
-		return false;
-	errno = 0;
-	v = strtoll(text, &end, 10);
-	if (errno != 0 || *end != '\0' || v <= 0)
-		return false;
-	*out = v;
-	return true;
-}
-
 static json_t *real_or_null(const PGresult *r, int row, int col)
 {
 	return db_is_null(r, row, col) ? json_null()
@@ -198,7 +176,7 @@ static void api_more_jobs_list(struct http_response *res,
 		    " ORDER BY j.id DESC",
 		    6, params);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return;
 	}
 	jobs = json_array();
@@ -240,7 +218,7 @@ static bool runs_load(struct http_response *res, struct http_request *req,
 	const char *params[1] = {req->params[0]};
 
 	*out = NULL;
-	if (!parse_id(req->params[0], job_id)) {
+	if (!http_parse_id(req->params[0], job_id)) {
 		http_error(res, 404, "not_found", "no job '%s'",
 			   req->params[0]);
 		return false;
@@ -257,7 +235,7 @@ static bool runs_load(struct http_response *res, struct http_request *req,
 		       " WHERE j.id = $1 ORDER BY r.id",
 		       1, params);
 	if (*out == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return false;
 	}
 	if (PQntuples(*out) == 0) {
@@ -491,7 +469,7 @@ static void api_more_repos_list(struct http_response *res,
 		    " FROM repos ORDER BY name",
 		    0, NULL);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return;
 	}
 	repos = json_array();
@@ -537,7 +515,7 @@ static void api_more_testcases_list(struct http_response *res,
 		    " FROM testcases ORDER BY name",
 		    0, NULL);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return;
 	}
 	testcases = json_array();
@@ -592,7 +570,7 @@ static void api_more_workers_list(struct http_response *res,
 		    " ORDER BY w.grp, w.name",
 		    0, NULL);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return;
 	}
 	workers = json_array();
@@ -650,7 +628,7 @@ static void api_more_tokens_list(struct http_response *res,
 		    " FROM tokens ORDER BY id",
 		    0, NULL);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return;
 	}
 	tokens = json_array();
@@ -668,7 +646,7 @@ static void api_more_tokens_revoke(struct http_response *res,
 	long long token_id;
 	PGresult *r;
 
-	if (!parse_id(req->params[0], &token_id)) {
+	if (!http_parse_id(req->params[0], &token_id)) {
 		http_error(res, 404, "not_found", "no token '%s'",
 			   req->params[0]);
 		return;
@@ -684,7 +662,7 @@ static void api_more_tokens_revoke(struct http_response *res,
 		    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')",
 		    1, params);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return;
 	}
 	if (PQntuples(r) == 1) {
@@ -698,7 +676,7 @@ static void api_more_tokens_revoke(struct http_response *res,
 	r = db_exec(db_conn(), "SELECT 1 FROM tokens WHERE id = $1", 1,
 		    params);
 	if (r == NULL)
-		db_failed(res);
+		http_db_failed(res);
 	else if (PQntuples(r) == 0)
 		http_error(res, 404, "not_found", "no token %lld", token_id);
 	else
@@ -716,7 +694,7 @@ static void api_more_jobs_rerun(struct http_response *res,
 	long long job_id;
 	PGresult *r;
 
-	if (!parse_id(req->params[0], &job_id)) {
+	if (!http_parse_id(req->params[0], &job_id)) {
 		http_error(res, 404, "not_found", "no job '%s'",
 			   req->params[0]);
 		return;
@@ -728,7 +706,7 @@ static void api_more_jobs_rerun(struct http_response *res,
 		    " WHERE j.id = $1",
 		    1, params);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return;
 	}
 	if (PQntuples(r) == 0) {

@@ -1,6 +1,7 @@
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -121,6 +122,27 @@ static void extra_headers_free(struct http_response *res)
 		free(res->extra_headers[i][1]);
 	}
 	res->extra_header_count = 0;
+}
+
+void http_db_failed(struct http_response *res)
+{
+	http_error(res, 503, "unavailable",
+		   "the database is unavailable; try again");
+}
+
+bool http_parse_id(const char *text, long long *out)
+{
+	char *end;
+	long long v;
+
+	if (text == NULL || *text < '0' || *text > '9')
+		return false;
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (errno != 0 || *end != '\0' || v <= 0)
+		return false;
+	*out = v;
+	return true;
 }
 
 json_t *http_json_body(struct http_response *res,

@@ -109,6 +109,12 @@ int http_add_header(struct http_response *res, const char *name,
 json_t *http_json_body(struct http_response *res,
 		       const struct http_request *req);
 
+/* Answers 503: the database is unavailable. */
+void http_db_failed(struct http_response *res);
+
+/* Parses a positive decimal id from a path parameter; false otherwise. */
+bool http_parse_id(const char *text, long long *out);
+
 /* "read", "submit", "admin", "worker" or "none". */
 const char *http_role_name(enum http_role role);
 

@@ -16,23 +16,6 @@
 #include "scheduler.h"
 #include "server.h"
 
-static void db_failed(struct http_response *res)
-{
-	http_error(res, 503, "unavailable",
-		   "the database is unavailable; try again");
-}
-
-static bool parse_id(const char *text, long long *out)
-{
-	char *end;
-
-	if (text == NULL || !isdigit((unsigned char)text[0]))
-		return false;
-	errno = 0;
-	*out = strtoll(text, &end, 10);
-	return errno == 0 && *end == '\0' && *out > 0;
-}
-
 static bool short_text(json_t *v, size_t max_len)
 {
 	const char *s;
@@ -81,7 +64,7 @@ void queue_register(struct http_response *res, struct http_request *req)
 		    " EXCLUDED.token_id, last_seen_at = now() RETURNING id",
 		    4, params);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		goto out;
 	}
 	log_info("worker '%s' registered as %s", params[0], db_text(r, 0, 0));
@@ -106,7 +89,7 @@ static bool load_worker(struct http_response *res, PGconn *conn,
 		    " RETURNING token_id",
 		    1, params);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return false;
 	}
 	ok = PQntuples(r) == 1 &&
@@ -196,13 +179,13 @@ void queue_claim(struct http_response *res, struct http_request *req)
 	json_error_t e;
 	PGresult *r;
 
-	if (!parse_id(req->params[0], &worker_id)) {
+	if (!http_parse_id(req->params[0], &worker_id)) {
 		http_error(res, 404, "unknown_worker", "no worker '%s'",
 			   req->params[0]);
 		return;
 	}
 	if (conn == NULL || db_begin(conn) < 0) {
-		db_failed(res);
+		http_db_failed(res);
 		return;
 	}
 	if (!load_worker(res, conn, req, req->params[0])) {
@@ -294,7 +277,7 @@ void queue_claim(struct http_response *res, struct http_request *req)
 	return;
 failed:
 	db_rollback(conn);
-	db_failed(res);
+	http_db_failed(res);
 }
 
 /*
@@ -318,7 +301,7 @@ static bool check_lease(struct http_response *res, PGconn *conn,
 		    " WHERE t.id = $1 FOR UPDATE OF t",
 		    1, params);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		return false;
 	}
 	if (PQntuples(r) == 0) {
@@ -355,13 +338,13 @@ void queue_heartbeat(struct http_response *res, struct http_request *req)
 	if (body == NULL)
 		return;
 	lease = json_object_get(body, "lease");
-	if (!parse_id(req->params[0], &task_id) || !json_is_integer(lease)) {
+	if (!http_parse_id(req->params[0], &task_id) || !json_is_integer(lease)) {
 		http_error(res, 400, "invalid_field",
 			   "a task id and an integer 'lease' are needed");
 		goto out;
 	}
 	if (conn == NULL || db_begin(conn) < 0) {
-		db_failed(res);
+		http_db_failed(res);
 		goto out;
 	}
 	if (!check_lease(res, conn, req->params[0], json_integer_value(lease),
@@ -378,7 +361,7 @@ void queue_heartbeat(struct http_response *res, struct http_request *req)
 	PQclear(r);
 	if (r == NULL || db_commit(conn) < 0) {
 		db_rollback(conn);
-		db_failed(res);
+		http_db_failed(res);
 		goto out;
 	}
 	http_json(res, 200,
@@ -523,7 +506,7 @@ static int store_runs(struct http_response *res, PGconn *conn,
 			    9, params);
 		free(metrics_text);
 		if (r == NULL) {
-			db_failed(res);
+			http_db_failed(res);
 			goto fail;
 		}
 		PQclear(r);
@@ -580,7 +563,7 @@ static int store_build_failures(struct http_response *res, PGconn *conn,
 			    3, params);
 		if (r == NULL) {
 			json_decref(failures);
-			db_failed(res);
+			http_db_failed(res);
 			return -1;
 		}
 		PQclear(r);
@@ -613,7 +596,7 @@ void queue_result(struct http_response *res, struct http_request *req)
 	runs = json_object_get(body, "runs");
 	build_failed = json_object_get(body, "build_failed");
 	build_log = json_object_get(body, "build_log");
-	if (!parse_id(req->params[0], &task_id) || !json_is_integer(lease) ||
+	if (!http_parse_id(req->params[0], &task_id) || !json_is_integer(lease) ||
 	    !json_is_array(runs) ||
 	    (build_failed != NULL && !json_is_boolean(build_failed)) ||
 	    (build_log != NULL && !json_is_string(build_log))) {
@@ -624,7 +607,7 @@ void queue_result(struct http_response *res, struct http_request *req)
 		goto out;
 	}
 	if (conn == NULL || db_begin(conn) < 0) {
-		db_failed(res);
+		http_db_failed(res);
 		goto out;
 	}
 	if (!check_lease(res, conn, req->params[0], json_integer_value(lease),
@@ -638,12 +621,12 @@ void queue_result(struct http_response *res, struct http_request *req)
 		    1, params);
 	if (r == NULL || PQntuples(r) != 1) {
 		PQclear(r);
-		db_failed(res);
+		http_db_failed(res);
 		goto rollback;
 	}
 	if (load_plan(&plan, conn, req->params[0]) < 0) {
 		PQclear(r);
-		db_failed(res);
+		http_db_failed(res);
 		goto rollback;
 	}
 	if (store_runs(res, conn, req->params[0], job_id, plan, worker_id,
@@ -659,13 +642,13 @@ void queue_result(struct http_response *res, struct http_request *req)
 		    " WHERE id = $1",
 		    1, params);
 	if (r == NULL) {
-		db_failed(res);
+		http_db_failed(res);
 		goto rollback;
 	}
 	PQclear(r);
 	if (sched_advance(conn, job_id, server_config.base_url) < 0 ||
 	    db_commit(conn) < 0) {
-		db_failed(res);
+		http_db_failed(res);
 		goto rollback;
 	}
 	http_json(res, 200,
