@@ -141,6 +141,8 @@ struct engine {
 	 * pooled; sigma is their winsorised standard deviation. */
 	struct idlist noise_commits;
 	double sigma;
+	struct bisect_set all; /* every candidate */
+	size_t parts_pushed;   /* follow-up parts opened in this call */
 };
 
 static double values_mean(const double *x, size_t n)
@@ -163,6 +165,14 @@ static int level_of(struct level *out, struct engine *e,
 
 		for (k = 0; k < c->value_count; k++)
 			e->scratch[n++] = c->values[k];
+	}
+	/* A level known only from fresh runs (a culprit's parent that the
+	 * search never tested, on a DAG) is taken from those. */
+	for (i = first; n == 0 && i < commits->n; i++) {
+		const struct bisect_commit *c = &e->commits[commits->v[i]];
+
+		for (k = 0; k < c->confirm_count; k++)
+			e->scratch[n++] = c->confirm_values[k];
 	}
 	out->n = n;
 	out->mean = n >= 10 ? stats_trimmed_mean(e->scratch, n, 0.1)
@@ -713,7 +723,17 @@ static int push_part(struct engine *e, struct segment *stack, size_t *depth,
 	part->error = error;
 	part->split = true;
 	(*depth)++;
+	e->parts_pushed++;
 	return 0;
+}
+
+/* Is `a` an ancestor of `b` (or b itself)? */
+static bool is_ancestor(struct engine *e, size_t a, size_t b)
+{
+	if (a > b)
+		return false;
+	bisect_dag_ancestors(&e->tmp, e->commits, &e->all, b, e->stack);
+	return bisect_set_has(&e->tmp, a);
 }
 
 /*
@@ -736,10 +756,18 @@ static int follow_up(struct engine *e, struct segment *stack, size_t *depth)
 	double error = s->error;
 	int upper = -1, lower = -1;
 
-	if (culprit != high_end)
+	/* Only stretches between an older and a newer commit of one line
+	 * of history, and a bounded number of them, so the follow-ups end. */
+	if (e->parts_pushed >= 2 * BISECT_MAX_CULPRITS ||
+	    e->out->culprit_count >= BISECT_MAX_CULPRITS) {
+		segment_clear(s);
+		(*depth)--;
+		return 0;
+	}
+	if (culprit != high_end && is_ancestor(e, culprit, high_end))
 		upper = levels_differ(e, culprit, high_end, e->scratch);
 	if (parent != low_end && cul->ambiguous_count <= 1 &&
-	    !e->commits[parent].build_failed)
+	    !e->commits[parent].build_failed && is_ancestor(e, low_end, parent))
 		lower = levels_differ(e, low_end, parent, e->scratch);
 	if ((upper == 0 && firm_up(e, culprit, high_end)) ||
 	    (lower == 0 && firm_up(e, low_end, parent)))
@@ -988,8 +1016,11 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	e.stack = malloc(count * sizeof(*e.stack));
 	e.scratch = malloc((total_runs + 1) * sizeof(*e.scratch));
 	if (e.stack == NULL || e.scratch == NULL ||
-	    bisect_set_init(&e.tmp, count) < 0)
+	    bisect_set_init(&e.tmp, count) < 0 ||
+	    bisect_set_init(&e.all, count) < 0)
 		goto out;
+	for (i = 0; i < count; i++)
+		bisect_set_add(&e.all, i);
 
 	/* 1. The endpoints, interleaved. */
 	if (good->value_count < opts->runs_min ||
@@ -1097,6 +1128,7 @@ out:
 	free(e.stack);
 	free(e.scratch);
 	bisect_set_clear(&e.tmp);
+	bisect_set_clear(&e.all);
 	if (error < 0)
 		memset(out, 0, sizeof(*out));
 	return error;
