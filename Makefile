@@ -102,7 +102,8 @@ check: deps
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
               -fno-omit-frame-pointer
 check-asan:
-	$(MAKE) BUILD=build-asan CFLAGS="$(ASAN_FLAGS)" unit
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/unit/lsan.supp:print_suppressions=0 \
+	    $(MAKE) BUILD=build-asan CFLAGS="$(ASAN_FLAGS)" unit
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
