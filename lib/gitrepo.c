@@ -191,8 +191,69 @@ void gitrepo_commits_free(struct gitrepo_commit *commits, size_t count)
 		free(commits[i].subject);
 		free(commits[i].author_name);
 		free(commits[i].author_email);
+		free(commits[i].parents);
 	}
 	free(commits);
+}
+
+struct oid_index {
+	git_oid oid;
+	size_t index;
+};
+
+static int oid_index_cmp(const void *a, const void *b)
+{
+	return git_oid_cmp(&((const struct oid_index *)a)->oid,
+			   &((const struct oid_index *)b)->oid);
+}
+
+/* Fills each commit's parents inside the range (by index), through a
+ * sorted table of the range's ids. */
+static int link_parents(struct gitrepo_commit *commits, size_t count,
+			git_repository *repo)
+{
+	struct oid_index *table = malloc(count * sizeof(*table)), key;
+	size_t i, k;
+	int error = -1;
+
+	if (table == NULL)
+		return -1;
+	for (i = 0; i < count; i++) {
+		if (git_oid_fromstr(&table[i].oid, commits[i].sha) < 0)
+			goto out;
+		table[i].index = i;
+	}
+	qsort(table, count, sizeof(*table), oid_index_cmp);
+	for (i = 1; i < count; i++) {
+		git_commit *commit = NULL;
+		unsigned int np;
+
+		if (git_oid_fromstr(&key.oid, commits[i].sha) < 0 ||
+		    git_commit_lookup(&commit, repo, &key.oid) < 0)
+			goto out;
+		np = git_commit_parentcount(commit);
+		commits[i].parents = calloc(np != 0 ? np : 1, sizeof(size_t));
+		if (commits[i].parents == NULL) {
+			git_commit_free(commit);
+			goto out;
+		}
+		for (k = 0; k < np; k++) {
+			const struct oid_index *hit;
+
+			git_oid_cpy(&key.oid, git_commit_parent_id(commit,
+								   (unsigned)k));
+			hit = bsearch(&key, table, count, sizeof(*table),
+				      oid_index_cmp);
+			if (hit != NULL && hit->index < i)
+				commits[i].parents[commits[i].parent_count++] =
+					hit->index;
+		}
+		git_commit_free(commit);
+	}
+	error = 0;
+out:
+	free(table);
+	return error;
 }
 
 int gitrepo_range(struct gitrepo_commit **out, size_t *count,
@@ -229,7 +290,6 @@ int gitrepo_range(struct gitrepo_commit **out, size_t *count,
 	}
 	if (git_revwalk_new(&walk, repo) < 0 ||
 	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL) < 0 ||
-	    git_revwalk_simplify_first_parent(walk) < 0 ||
 	    git_revwalk_push(walk, bad) < 0 || git_revwalk_hide(walk, good) < 0) {
 		gitrepo_set_error(err, "cannot walk history");
 		goto out;
@@ -267,6 +327,8 @@ int gitrepo_range(struct gitrepo_commit **out, size_t *count,
 		if (commit_describe(&commits[i + 1], repo, &oids[n - 1 - i]) < 0)
 			goto describe_failed;
 	}
+	if (link_parents(commits, n + 1, repo) < 0)
+		goto describe_failed;
 	*out = commits;
 	*count = n + 1;
 	commits = NULL;

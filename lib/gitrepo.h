@@ -18,6 +18,10 @@ struct gitrepo_commit {
 	char *subject; /* first line of the message */
 	char *author_name;
 	char *author_email;
+	/* Its parents inside the range, as indices into the array (always
+	 * below its own); parents outside it are ancestors of `good`. */
+	size_t *parents;
+	size_t parent_count;
 };
 
 /* Initialises libgit2 for the process; call once before anything else. */
@@ -44,9 +48,10 @@ int gitrepo_resolve(git_oid *out, git_repository *repo, const char *rev,
 		    const char *repo_name, char **err);
 
 /*
- * The candidates of a bisection from `good` to `bad`: the first-parent chain
- * from `bad` back to where it meets the history of `good`, oldest first, with
- * `good` itself as element 0 and `bad` as the last.  Fails (err set) when
+ * The candidates of a bisection from `good` to `bad`: every commit that is
+ * an ancestor of `bad` but not of `good` (side branches merged in the range
+ * included), in topological order oldest first, with `good` itself as
+ * element 0 and `bad` as the last, each with its parents inside the range.  Fails (err set) when
  * `good` is not an ancestor of `bad`, when they are the same commit, or when
  * the range holds more than `limit` commits.  The caller frees the array with
  * gitrepo_commits_free.

@@ -871,6 +871,22 @@ static int insert_job(PGconn *conn, const struct job_request *jr,
 	PQclear(r);
 	snprintf(job_text, sizeof(job_text), "%lld", *job_id);
 	for (i = 0; i < count; i++) {
+		char parents[256];
+		size_t k, used = 0;
+
+		/* Postgres array text: "{3,7}"; merges rarely have more than
+		 * a few parents, and an octopus beyond what fits keeps its
+		 * first ones. */
+		parents[used++] = '{';
+		for (k = 0; k < commits[i].parent_count &&
+			    used + 24 < sizeof(parents);
+		     k++)
+			used += (size_t)snprintf(parents + used,
+						 sizeof(parents) - used, "%s%zu",
+						 k ? "," : "",
+						 commits[i].parents[k]);
+		parents[used++] = '}';
+		parents[used] = '\0';
 		snprintf(idx, sizeof(idx), "%zu", i);
 		params[0] = job_text;
 		params[1] = idx;
@@ -878,11 +894,12 @@ static int insert_job(PGconn *conn, const struct job_request *jr,
 		params[3] = commits[i].subject;
 		params[4] = commits[i].author_name;
 		params[5] = commits[i].author_email;
+		params[6] = parents;
 		r = db_exec(conn,
 			    "INSERT INTO job_commits (job_id, idx, sha, subject,"
-			    " author_name, author_email)"
-			    " VALUES ($1, $2, $3, $4, $5, $6)",
-			    6, params);
+			    " author_name, author_email, parents)"
+			    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+			    7, params);
 		if (r == NULL)
 			goto out;
 		PQclear(r);

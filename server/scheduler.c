@@ -64,12 +64,13 @@ static int load_commits(struct sched_job *job, PGconn *conn,
 {
 	const char *params[1] = {id_text};
 	PGresult *r;
-	size_t i;
+	size_t i, used = 0;
+	bool legacy;
 
 	r = db_exec(conn,
 		    "SELECT idx, sha, subject, author_name, author_email,"
-		    " build_failed FROM job_commits WHERE job_id = $1"
-		    " ORDER BY idx",
+		    " build_failed, array_to_string(parents, ',')"
+		    " FROM job_commits WHERE job_id = $1 ORDER BY idx",
 		    1, params);
 	if (r == NULL)
 		return -1;
@@ -77,12 +78,26 @@ static int load_commits(struct sched_job *job, PGconn *conn,
 	job->commits = calloc(job->count, sizeof(*job->commits));
 	job->input = calloc(job->count, sizeof(*job->input));
 	job->classes = calloc(job->count, sizeof(*job->classes));
-	job->parents = calloc(job->count, sizeof(*job->parents));
+	/* Room for every listed parent: at most one per comma, plus one. */
+	{
+		size_t room = job->count;
+		int row;
+
+		for (row = 0; row < PQntuples(r); row++) {
+			const char *list = db_text(r, row, 6);
+
+			for (; list != NULL && *list != '\0'; list++)
+				room += *list == ',';
+		}
+		job->parents = calloc(room + 1, sizeof(*job->parents));
+	}
 	if (job->count < 2 || job->commits == NULL || job->input == NULL ||
 	    job->classes == NULL || job->parents == NULL) {
 		PQclear(r);
 		return -1;
 	}
+	legacy = db_text(r, (int)job->count - 1, 6) == NULL ||
+		 db_text(r, (int)job->count - 1, 6)[0] == '\0';
 	for (i = 0; i < job->count; i++) {
 		struct sched_commit *c = &job->commits[i];
 
@@ -92,12 +107,33 @@ static int load_commits(struct sched_job *job, PGconn *conn,
 		c->author_name = strdup(db_text(r, (int)i, 3));
 		c->author_email = strdup(db_text(r, (int)i, 4));
 		c->build_failed = db_bool(r, (int)i, 5);
-		/* The server bisects the first-parent chain: commit i's
-		 * parent inside the range is i - 1. */
-		if (i > 0) {
-			job->parents[i] = i - 1;
-			job->input[i].parents = &job->parents[i];
-			job->input[i].parent_count = 1;
+		/* Parents inside the range, as stored at submission.  A job
+		 * from before they were stored lists none, not even for `bad`
+		 * (whose parents always include a commit of the range): its
+		 * range was the first-parent chain, i's parent is i - 1. */
+		{
+			const char *list = db_text(r, (int)i, 6);
+
+			job->input[i].parents = &job->parents[used];
+			if (legacy) {
+				if (i > 0)
+					job->parents[used++] = i - 1;
+			} else if (list != NULL) {
+				while (*list != '\0') {
+					char *end;
+					unsigned long p = strtoul(list, &end, 10);
+
+					if (end == list || p >= i) {
+						PQclear(r);
+						return -1;
+					}
+					job->parents[used++] = p;
+					list = *end == ',' ? end + 1 : end;
+				}
+			}
+			job->input[i].parent_count =
+				(size_t)(&job->parents[used] -
+					 job->input[i].parents);
 		}
 		if (c->idx != (long long)i || c->subject == NULL ||
 		    c->author_name == NULL || c->author_email == NULL) {

@@ -296,3 +296,43 @@ def runs_limits_given_with_a_job_override_the_testcases(env):
     check(len(by_index[0]["runs"]) >= 7 and len(by_index[20]["runs"]) >= 7,
           "endpoints got runs_min runs")
     check(all(len(c["runs"]) <= 12 for c in done["commits"]), "no commit beyond runs_max")
+
+
+@test
+def a_change_on_a_merged_side_branch_is_found_on_the_dag(env):
+    svc = env.svc
+    repo = harness.Repo(os.path.join(env.root, "dag"))
+    repo.write("bench.c", harness.BENCH_C)
+    repo.write("build.sh", harness.BUILD_SH)
+    repo.write("mean", "1000.0\n")
+    root = repo.commit("bench: add the benchmark")
+    for i in range(1, 6):
+        repo.write("main.txt", "main %d\n" % i)
+        repo.commit("core: main change %d" % i)
+    harness.sh("git checkout -q -b side", cwd=repo.path, env=repo.env)
+    side = []
+    for i in range(1, 5):
+        if i == 3:
+            repo.write("mean", "950.0\n")
+        repo.write("side.txt", "side %d\n" % i)
+        side.append(repo.commit("feature: side change %d" % i))
+    harness.sh("git checkout -q main", cwd=repo.path, env=repo.env)
+    for i in range(6, 9):
+        repo.write("main.txt", "main %d\n" % i)
+        repo.commit("core: main change %d" % i)
+    repo.n += 1
+    stamp = "@%d +0000" % (1767225600 + 60 * repo.n)
+    harness.sh(["git", "merge", "-q", "--no-ff", "-m", "Merge branch 'side'", "side"],
+               cwd=repo.path, env=dict(repo.env, GIT_AUTHOR_DATE=stamp,
+                                       GIT_COMMITTER_DATE=stamp))
+    for i in range(9, 12):
+        repo.write("main.txt", "main %d\n" % i)
+        repo.commit("core: main change %d" % i)
+    svc.register("dag", repo, "dag-tc")
+    job = svc.submit({"repo": "dag", "testcase": "dag-tc", "good": root, "bad": "main"})
+    # every commit after root: 11 on main, 4 on the side branch, the merge
+    eq(job["candidates"], 1 + 11 + 4 + 1, "side-branch commits are candidates")
+    done = svc.wait(job["id"])
+    eq((done["verdict"], [c["commit"] for c in done["culprits"]]),
+       ("regression", [side[2]]), "the culprit on the side branch")
+    eq(done["culprits"][0]["parent"], side[1], "its parent on the branch")

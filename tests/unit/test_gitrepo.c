@@ -688,11 +688,25 @@ static void test_gitrepo__range_with_missing_commit_fails(void **state)
 
 /*
  * main: A - B - M, where M merges side: C - D forked from A.  The
- * candidates of (A, M) are the first-parent chain A, B, M; the side
- * branch's commits are not candidates.  (D, M) is also a valid range: D is
- * an ancestor of M through the second parent.
+ * candidates of (A, M) are every commit between them, the side branch's
+ * included, oldest first, each with its parents inside the range: A, then
+ * B, C, D in an order where parents come first, then M with parents B and
+ * D in that order.  (D, M) is also a valid range: D is an ancestor of M
+ * through the second parent.
  */
-static void test_gitrepo__range_with_merge_follows_first_parents(void **state)
+static size_t index_of(const struct gitrepo_commit *commits, size_t count,
+		       const char *sha)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		if (strcmp(commits[i].sha, sha) == 0)
+			return i;
+	fail_msg("commit %s not in the range", sha);
+	return count;
+}
+
+static void test_gitrepo__range_with_merge_has_every_commit(void **state)
 {
 	char src[PATH_MAX], mirror[PATH_MAX];
 	char a[41], b[41], c[41], d[41], m[41], parent[41];
@@ -733,24 +747,44 @@ static void test_gitrepo__range_with_merge_follows_first_parents(void **state)
 	assert_int_equal(
 	    gitrepo_range(&commits, &count, repo, &good, &bad, 1000, &err), 0);
 	assert_null(err);
-	assert_int_equal(count, 3);
+	assert_int_equal(count, 5);
 	assert_string_equal(commits[0].sha, a);
-	assert_string_equal(commits[0].subject, "A");
-	assert_string_equal(commits[1].sha, b);
-	assert_string_equal(commits[1].subject, "B");
-	assert_string_equal(commits[2].sha, m);
-	assert_string_equal(commits[2].subject, "M merges side");
+	assert_int_equal(commits[0].parent_count, 0);
+	assert_string_equal(commits[4].sha, m);
+	assert_string_equal(commits[4].subject, "M merges side");
+	{
+		size_t ib = index_of(commits, count, b);
+		size_t ic = index_of(commits, count, c);
+		size_t id = index_of(commits, count, d);
+		size_t i, k;
+
+		assert_int_equal(commits[ib].parent_count, 1);
+		assert_int_equal(commits[ib].parents[0], 0);
+		assert_int_equal(commits[ic].parent_count, 1);
+		assert_int_equal(commits[ic].parents[0], 0);
+		assert_int_equal(commits[id].parent_count, 1);
+		assert_int_equal(commits[id].parents[0], ic);
+		assert_int_equal(commits[4].parent_count, 2);
+		assert_int_equal(commits[4].parents[0], ib);
+		assert_int_equal(commits[4].parents[1], id);
+		for (i = 0; i < count; i++)
+			for (k = 0; k < commits[i].parent_count; k++)
+				assert_true(commits[i].parents[k] < i);
+	}
 	gitrepo_commits_free(commits, count);
 
-	/* good on the merged branch: the first-parent chain until it meets
-	 * the history of D, which contains A */
+	/* good on the merged branch: B and M, whose history holds D */
 	assert_int_equal(git_oid_fromstr(&good, d), 0);
 	assert_int_equal(
 	    gitrepo_range(&commits, &count, repo, &good, &bad, 1000, &err), 0);
 	assert_int_equal(count, 3);
 	assert_string_equal(commits[0].sha, d);
 	assert_string_equal(commits[1].sha, b);
+	assert_int_equal(commits[1].parent_count, 0); /* A: before good */
 	assert_string_equal(commits[2].sha, m);
+	assert_int_equal(commits[2].parent_count, 2);
+	assert_int_equal(commits[2].parents[0], 1);
+	assert_int_equal(commits[2].parents[1], 0);
 	gitrepo_commits_free(commits, count);
 
 	/* B and D are on different branches: neither is an ancestor */
@@ -1041,7 +1075,7 @@ int main(void)
 		test_gitrepo__range_over_limit_refused_at_limit_ok),
 	    cmocka_unit_test(test_gitrepo__range_with_missing_commit_fails),
 	    cmocka_unit_test(
-		test_gitrepo__range_with_merge_follows_first_parents),
+		test_gitrepo__range_with_merge_has_every_commit),
 	    cmocka_unit_test(test_gitrepo__checkout_new_worktree_writes_files),
 	    cmocka_unit_test(test_gitrepo__checkout_mirror_head_new_worktree),
 	    cmocka_unit_test(
