@@ -211,17 +211,6 @@ static size_t read_message(char *buf, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-/* The address inside "Name <addr>", or the whole text. */
-static void plain_address(char *out, size_t size, const char *from)
-{
-	const char *lt = strchr(from, '<'), *gt = lt ? strchr(lt, '>') : NULL;
-
-	if (lt != NULL && gt != NULL)
-		snprintf(out, size, "<%.*s>", (int)(gt - lt - 1), lt + 1);
-	else
-		snprintf(out, size, "<%s>", from);
-}
-
 /* libcurl's progress callback: a stop request aborts the transfer. */
 static int abort_on_stop(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 			 curl_off_t ultotal, curl_off_t ulnow)
@@ -278,7 +267,9 @@ static int smtp_deliver(struct mailer *m, json_t *recipients,
 		*err = strdup("cannot start libcurl");
 		return -1;
 	}
-	plain_address(from, sizeof(from), server_config.mail_from);
+	/* The envelope sender: the plain address main() took out of
+	 * STATBISECT_MAIL_FROM once, at start. */
+	snprintf(from, sizeof(from), "<%s>", server_config.mail_from_address);
 	curl_easy_setopt(curl, CURLOPT_URL, m->curl_url);
 	curl_easy_setopt(curl, CURLOPT_USE_SSL, m->use_ssl);
 	curl_easy_setopt(curl, CURLOPT_MAIL_FROM, from);
