@@ -318,7 +318,6 @@ static enum comparison compare_endpoints(struct engine *e, double *p_out)
 					   &below, a->values, a->value_count,
 					   b->values, b->value_count, -margin);
 
-		(void)rc;
 		if (fabs(mb - ma) >= margin ||
 		    !(rc == 0 && below.p_value < ALPHA_EQUIVALENCE))
 			return CMP_DIFFERENT;
@@ -833,8 +832,8 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 				return 0;
 			continue;
 		}
-		if (bisect_dag_best_split(&mid, e->commits, e->count, &s->cand,
-					  s->bad, &found) < 0)
+		if (bisect_dag_best_split(&mid, e->commits, &s->cand, s->bad,
+					  &found) < 0)
 			return -2;
 		if (!found) {
 			rc = finish_segment(e, s, direction);

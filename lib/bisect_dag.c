@@ -228,8 +228,8 @@ static int scratch_store(struct aset *out, size_t *count, struct scratch *sc,
 }
 
 int bisect_dag_best_split(size_t *out, const struct bisect_commit *commits,
-			  size_t count, const struct bisect_set *cand,
-			  size_t exclude, bool *found)
+			  const struct bisect_set *cand, size_t exclude,
+			  bool *found)
 {
 	size_t *chain = NULL, *pos = NULL, *children = NULL, *heads = NULL;
 	size_t *size = NULL, *members = NULL, *cnt = NULL, *offs = NULL;
@@ -355,7 +355,6 @@ int bisect_dag_best_split(size_t *out, const struct bisect_commit *commits,
 			*found = true;
 		}
 	}
-	(void)count;
 	*out = best;
 	error = 0;
 out:

@@ -57,10 +57,11 @@ void bisect_dag_ancestors(struct bisect_set *out,
 /*
  * git bisect's choice: the member of `cand` (not `exclude`, not a failed
  * build) whose ancestors inside `cand` are closest to half of `cand`.
- * Returns false when no member can be tested.
+ * *found is false when no member can be tested.  Returns 0, or -2 when
+ * out of memory.
  */
 int bisect_dag_best_split(size_t *out, const struct bisect_commit *commits,
-			  size_t count, const struct bisect_set *cand,
-			  size_t exclude, bool *found);
+			  const struct bisect_set *cand, size_t exclude,
+			  bool *found);
 
 #endif
