@@ -4,6 +4,7 @@
  * `interleave` set are made alternately (A B A B ...), so the drift model
  * sees the order a worker would run them in.
  */
+#include <gsl/gsl_statistics_double.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -137,6 +138,56 @@ static int engine_outcome(struct sim_outcome *out,
 	return 0;
 }
 
+/* One line per trial on stderr (--trace): the planted changes, then the
+ * verdict and each culprit named, to see what a wrong trial did. */
+static void engine_trace(const struct sim_trial *trial,
+			 const struct bisect_result *res,
+			 const enum bisect_class *classes, size_t trial_runs)
+{
+	size_t i, endpoints, confirm = 0;
+
+	for (i = 0; trial->config->trace_commits && i < trial->dag.count;
+	     i++) {
+		const struct sim_series *s = &trial->search[i];
+		const struct sim_series *c = &trial->confirm[i];
+
+		if (s->count + c->count == 0)
+			continue;
+		fprintf(stderr, "  commit %zu level %.1f: %s, %zu runs mean "
+				"%.2f, %zu confirm mean %.2f\n",
+			i, trial->level[i], bisect_class_name(classes[i]),
+			s->count, s->count ? gsl_stats_mean(s->values, 1,
+							    s->count)
+					   : 0.0,
+			c->count,
+			c->count ? gsl_stats_mean(c->values, 1, c->count)
+				 : 0.0);
+	}
+
+	endpoints = trial->search[0].count +
+		    trial->search[trial->dag.count - 1].count;
+	for (i = 0; i < trial->dag.count; i++)
+		confirm += trial->confirm[i].count;
+	fprintf(stderr, "trial changes");
+	for (i = 0; i < trial->change_count; i++)
+		fprintf(stderr, " %zu", trial->changes[i]);
+	fprintf(stderr, " | %s runs %zu (endpoints %zu, confirm %zu) |",
+		bisect_verdict_name(res->verdict), trial_runs, endpoints,
+		confirm);
+	for (i = 0; i < res->culprit_count; i++) {
+		const struct bisect_culprit *c = &res->culprits[i];
+
+		fprintf(stderr, " %zu<-%zu %s p=%.2g %+.2f%% (%zu/%zu runs)",
+			c->commit, c->parent,
+			c->confirmed ? "confirmed" : "unconfirmed", c->p_value,
+			c->change_pct, trial->confirm[c->commit].count,
+			trial->confirm[c->parent].count);
+	}
+	if (res->reason != NULL)
+		fprintf(stderr, " (%s)", res->reason);
+	fputc('\n', stderr);
+}
+
 int sim_engine(struct sim_outcome *out, struct sim_trial *trial)
 {
 	const struct sim_config *cfg = trial->config;
@@ -144,11 +195,15 @@ int sim_engine(struct sim_outcome *out, struct sim_trial *trial)
 	bool valid[BISECT_MAX_REQUESTS];
 	struct bisect_commit *in = calloc(count, sizeof(*in));
 	struct bisect_options opts;
+	enum bisect_class *classes = calloc(count, sizeof(*classes));
 	struct bisect_result res;
 	int error = 0, rc;
 
-	if (in == NULL)
+	if (in == NULL || classes == NULL) {
+		free(in);
+		free(classes);
 		return -2;
+	}
 	for (i = 0; i < count; i++) {
 		in[i].parents = dag_parents_of(&trial->dag, i);
 		in[i].parent_count = dag_parent_count(&trial->dag, i);
@@ -159,7 +214,7 @@ int sim_engine(struct sim_outcome *out, struct sim_trial *trial)
 	opts.runs_max = cfg->runs_max;
 	for (calls = 0;; calls++) {
 		engine_feed(in, trial);
-		rc = bisect_step(&res, NULL, in, count, &opts);
+		rc = bisect_step(&res, classes, in, count, &opts);
 		if (rc < 0) {
 			out->verdict = SIM_FAILED;
 			out->failure = rc == -2 ? "engine out of memory"
@@ -185,6 +240,19 @@ int sim_engine(struct sim_outcome *out, struct sim_trial *trial)
 			out->failure = "engine asked for absurdly many runs";
 			goto out;
 		}
+		if (cfg->trace_commits) {
+			fprintf(stderr, "  ask segment %zu..%zu left %zu:",
+				res.lo, res.hi, res.candidates_left);
+			for (i = 0; i < res.request_count; i++)
+				fprintf(stderr, " %zu x%zu%s",
+					res.requests[i].commit,
+					res.requests[i].runs,
+					res.requests[i].purpose ==
+						BISECT_CONFIRM
+					    ? " confirm"
+					    : "");
+			fputc('\n', stderr);
+		}
 		made = engine_run(trial, &res, valid);
 		if (made == 0) {
 			out->verdict = SIM_FAILED;
@@ -194,8 +262,11 @@ int sim_engine(struct sim_outcome *out, struct sim_trial *trial)
 		}
 		runs += made;
 	}
+	if (cfg->trace)
+		engine_trace(trial, &res, classes, runs);
 	error = engine_outcome(out, &res);
 out:
 	free(in);
+	free(classes);
 	return error;
 }

@@ -41,6 +41,9 @@ struct totals {
 	size_t runs_max_seen, tested;
 	size_t *runs; /* per trial */
 	double runs_sum;
+	/* where the runs went: the endpoints' search runs, the other
+	 * commits' search runs, and confirmation runs */
+	double endpoint_runs, step_runs, confirm_runs;
 	const char *failure;
 	char detail[200];
 };
@@ -243,9 +246,11 @@ static int run_trials(struct totals *tot, const struct sim_config *cfg)
 	for (trial = 0; trial < cfg->trials; trial++) {
 		size_t *amb = out.ambiguous,
 		       amb_capacity = out.ambiguous_capacity;
+		/* --only-trial K: trial K of the full run, alone */
+		size_t number = cfg->trace_commits ? cfg->only_trial : trial;
 
-		gsl_rng_set(setup, trial_seed(cfg->seed, trial, 0));
-		gsl_rng_set(runs, trial_seed(cfg->seed, trial, 1));
+		gsl_rng_set(setup, trial_seed(cfg->seed, number, 0));
+		gsl_rng_set(runs, trial_seed(cfg->seed, number, 1));
 		if ((error = trial_init(&t, cfg, setup, runs)) < 0)
 			goto done;
 		memset(&out, 0, sizeof(out));
@@ -262,6 +267,11 @@ static int run_trials(struct totals *tot, const struct sim_config *cfg)
 		tested = 0;
 		for (i = 0; i < t.dag.count; i++) {
 			total += t.search[i].count + t.confirm[i].count;
+			tot->confirm_runs += (double)t.confirm[i].count;
+			if (i == 0 || i + 1 == t.dag.count)
+				tot->endpoint_runs += (double)t.search[i].count;
+			else
+				tot->step_runs += (double)t.search[i].count;
 			if (t.search[i].count > tot->runs_max_seen)
 				tot->runs_max_seen = t.search[i].count;
 			if (i > 0 && i + 1 < t.dag.count &&
@@ -316,6 +326,12 @@ static int print_json(const struct sim_config *cfg, struct totals *tot)
 	json_object_set_new(o, "accuracy",
 			    json_real((double)tot->correct / n));
 	json_object_set_new(o, "runs_mean", json_real(tot->runs_sum / n));
+	json_object_set_new(o, "runs_endpoints_mean",
+			    json_real(tot->endpoint_runs / n));
+	json_object_set_new(o, "runs_steps_mean",
+			    json_real(tot->step_runs / n));
+	json_object_set_new(o, "runs_confirm_mean",
+			    json_real(tot->confirm_runs / n));
 	/* nearest rank */
 	json_object_set_new(
 	    o, "runs_p95",
@@ -372,7 +388,7 @@ static void usage(FILE *out)
 	    "         [--strategy engine|git-bisect|lkp|pinpoint|oracle]\n"
 	    "         [--min-change PCT] [--runs-max N]"
 	    " [--higher-is-better 0|1]\n"
-	    "         [--lkp-runs N] [--json]\n"
+	    "         [--lkp-runs N] [--json] [--trace [--only-trial K]]\n"
 	    "       statbisect-sim --pinpoint-table\n",
 	    out);
 }
@@ -433,6 +449,8 @@ static int parse_options(struct sim_config *cfg, bool *table, int argc,
 	    {"higher-is-better", required_argument, NULL, 'H'},
 	    {"lkp-runs", required_argument, NULL, 'L'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"trace", no_argument, NULL, 'x'},
+	    {"only-trial", required_argument, NULL, 'O'},
 	    {"pinpoint-table", no_argument, NULL, 'P'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -489,6 +507,16 @@ static int parse_options(struct sim_config *cfg, bool *table, int argc,
 		case 'j':
 			cfg->json = true;
 			bad = 0;
+			break;
+		case 'x':
+			cfg->trace = true;
+			bad = 0;
+			break;
+		case 'O':
+			bad = parse_size(&cfg->only_trial, optarg);
+			cfg->trials = 1;
+			cfg->trace = true;
+			cfg->trace_commits = true;
 			break;
 		case 'P':
 			*table = true;

@@ -53,6 +53,11 @@ struct sim_config {
 	bool higher_is_better;
 	size_t lkp_runs; /* runs per commit of the kernel robot */
 	bool json;
+	bool trace; /* the engine's outcome of each trial, on stderr */
+	/* --only-trial: that trial alone, and every commit the engine
+	 * tested in the trace */
+	bool trace_commits;
+	size_t only_trial;
 };
 
 struct sim_series {
