@@ -143,6 +143,9 @@ struct engine {
 	double sigma;
 	struct bisect_set all; /* every candidate */
 	size_t parts_pushed;   /* follow-up parts opened in this call */
+	/* Per culprit (same index as out->culprits): fresh runs were made
+	 * to confirm it and did not. */
+	bool refuted[BISECT_MAX_CULPRITS];
 };
 
 static double values_mean(const double *x, size_t n)
@@ -479,6 +482,7 @@ static int confirm(struct engine *e, struct bisect_culprit *cul,
 		} else {
 			cul->confirmed = false;
 			cul->p_value = rc == 0 ? t.p_value : 1.0;
+			e->refuted[e->out->culprit_count] = true;
 		}
 		cul->change_pct = pct_change_of(
 			values_mean(p->confirm_values, p->confirm_count),
@@ -930,6 +934,29 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 
 /* ---- the step ------------------------------------------------------ */
 
+/*
+ * A culprit that fresh runs failed to confirm is a step that went wrong
+ * somewhere, not a finding: when another culprit was confirmed, it alone
+ * is named.  (A sole unconfirmed culprit is still reported, marked so and
+ * with its confidence halved: the endpoints did differ.)
+ */
+static void drop_refuted(struct engine *e)
+{
+	struct bisect_result *out = e->out;
+	size_t i, kept = 0;
+	bool any_confirmed = false;
+
+	for (i = 0; i < out->culprit_count; i++)
+		any_confirmed |= out->culprits[i].confirmed;
+	if (!any_confirmed)
+		return;
+	for (i = 0; i < out->culprit_count; i++) {
+		if (!e->refuted[i])
+			out->culprits[kept++] = out->culprits[i];
+	}
+	out->culprit_count = kept;
+}
+
 static int culprit_order(const void *a, const void *b)
 {
 	const struct bisect_culprit *x = a, *y = b;
@@ -1105,6 +1132,7 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	if (rc == 1) {
 		double confidence = 1.0;
 
+		drop_refuted(&e);
 		/* Parts found by follow-ups finish after the part that led
 		 * to them: report the culprits oldest first. */
 		qsort(out->culprits, out->culprit_count,
