@@ -3,6 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Bits set in a word, without a library call on machines whose compiler
+ * targets no popcount instruction. */
+static inline size_t popcount64(uint64_t x)
+{
+	x = x - ((x >> 1) & 0x5555555555555555ULL);
+	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+	return (size_t)((x * 0x0101010101010101ULL) >> 56);
+}
+
 int bisect_set_init(struct bisect_set *s, size_t n)
 {
 	s->nwords = (n + 63) / 64;
@@ -27,8 +37,6 @@ int bisect_set_copy(struct bisect_set *out, const struct bisect_set *from)
 	memcpy(out->words, from->words, from->nwords * sizeof(uint64_t));
 	return 0;
 }
-
-static inline size_t popcount64(uint64_t x);
 
 size_t bisect_set_count(const struct bisect_set *s)
 {
@@ -62,168 +70,301 @@ bool bisect_set_bounds(const struct bisect_set *s, size_t *lo, size_t *hi)
 	return true;
 }
 
+/*
+ * Parents have lower indices than their children, so one sweep down the
+ * members of `within` from `start` meets every ancestor after all of its
+ * children.  The sweep goes by the members of `within` rather than by the
+ * ancestors found, so that the next commit to read does not depend on the
+ * one being read: nearly every member below `start` is an ancestor anyway.
+ * It stops below the lowest ancestor found.
+ */
 void bisect_dag_ancestors(struct bisect_set *out,
 			  const struct bisect_commit *commits,
 			  const struct bisect_set *within, size_t start,
 			  size_t *stack)
 {
-	size_t top = 0, k;
+	size_t word, lowest = start, k;
+	uint64_t todo;
 
+	(void)stack; /* the sweep needs none; kept for the callers */
 	memset(out->words, 0, out->nwords * sizeof(uint64_t));
 	if (!bisect_set_has(within, start))
 		return;
 	bisect_set_add(out, start);
-	stack[top++] = start;
-	while (top > 0) {
-		size_t v = stack[--top];
+	word = start / 64;
+	todo = within->words[word] & (~(uint64_t)0 >> (63 - start % 64));
+	for (;;) {
+		while (todo != 0) {
+			size_t bit = 63 - (size_t)__builtin_clzll(todo);
+			size_t v = word * 64 + bit;
 
-		for (k = 0; k < commits[v].parent_count; k++) {
-			size_t p = commits[v].parents[k];
+			todo &= ~((uint64_t)1 << bit);
+			if (!bisect_set_has(out, v))
+				continue;
+			for (k = 0; k < commits[v].parent_count; k++) {
+				size_t p = commits[v].parents[k];
 
-			if (bisect_set_has(within, p) && !bisect_set_has(out, p)) {
-				bisect_set_add(out, p);
-				stack[top++] = p;
+				if (bisect_set_has(within, p)) {
+					bisect_set_add(out, p);
+					if (p < lowest)
+						lowest = p;
+				}
 			}
 		}
+		if (word * 64 <= lowest)
+			break; /* no ancestor in the words below */
+		todo = within->words[--word];
 	}
 }
 
 /*
- * Weights by chains: a chain is a maximal path whose inner links join a
- * commit with a single parent in the set to a parent with a single child in
- * the set.  A linear range is one chain, and a DAG with merges has far
- * fewer chains than commits, so the ancestor sets are kept per chain:
- * full[K] = every member of the set that is an ancestor of K's tail.  The
- * weight of the commit at position i of chain K is then
- * |full[K]| - size(K) + i + 1.
+ * Best split.  A member's weight is the number of its ancestors in the
+ * set, itself included; they are computed in index order, so a member's
+ * parents are weighed before it.  A member with one parent in the set
+ * weighs its parent's weight plus one; only a merge (two or more parents
+ * in the set) needs a real union of ancestor sets.  Those unions are kept
+ * per merge, compactly (struct aset), so that a later merge ORs in the
+ * union of the merge before it instead of walking the whole history again.
  */
-/* Bits set in a word, without a library call on machines whose compiler
- * targets no popcount instruction. */
-static inline size_t popcount64(uint64_t x)
-{
-	x = x - ((x >> 1) & 0x5555555555555555ULL);
-	x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
-	return (size_t)((x * 0x0101010101010101ULL) >> 56);
-}
+
+#define NONE ((size_t)-1) /* no such member or union */
 
 /*
- * The ancestors of a merge, stored compactly: every member of the set
- * whose index (relative to the span's start) is below `prefix`, plus the
- * members marked in w[0..nwords), which cover relative indices from
- * base_word * 64 on.  Histories are mostly "everything before, but a few
+ * The ancestors of a merge: every member of the set below `prefix`, plus
+ * the members marked in nwords words from word `first` on (stored in the
+ * pool at `offset`).  Histories are mostly "everything before, but a few
  * open branches", so the explicit part stays a few words long.
  */
 struct aset {
 	size_t prefix;
-	size_t base_word;
-	size_t nwords;
-	uint64_t *w;
+	size_t first, nwords;
+	size_t offset;
 };
 
-/* A dense scratch bitset over the span, and the range of words in use. */
-struct scratch {
-	uint64_t *w;
-	size_t first, last; /* touched words; first > last when none */
-	size_t prefix;      /* members below it are all ancestors */
+/* What best_split knows of a member of the set. */
+struct member {
+	size_t weight; /* its ancestors in the set, itself included */
+	size_t parent; /* its only parent in the set, or NONE */
+	size_t set;    /* a merge's entry in split->sets, or NONE */
 };
 
-static void scratch_touch(struct scratch *sc, size_t word)
+/* One best_split call's state; the bitsets cover the whole DAG. */
+struct split {
+	const struct bisect_commit *commits;
+	const struct bisect_set *cand;
+	size_t lo;		/* the lowest member */
+	struct member *members; /* indexed by commit - lo */
+	size_t *below;		/* members in the words below each word */
+	/* Members whose ancestors are all the members up to them. */
+	uint64_t *whole;
+	/* The union being built: marked members, the words touched
+	 * (first > last when none), and `prefix`: every member below it
+	 * is in the union too. */
+	uint64_t *scratch;
+	size_t first, last, prefix;
+	/* Every merge's union so far, their explicit words in one pool. */
+	struct aset *sets;
+	size_t set_count, set_room;
+	uint64_t *pool;
+	size_t pool_used, pool_room;
+};
+
+/* The members with an index below i. */
+static size_t members_below(const struct split *sp, size_t i)
 {
-	if (sc->first == (size_t)-1 || word < sc->first)
-		sc->first = word;
-	if (sc->last == (size_t)-1 || word > sc->last)
-		sc->last = word;
+	size_t n = sp->below[i / 64];
+
+	if ((i & 63) != 0)
+		n += popcount64(sp->cand->words[i / 64] &
+				(((uint64_t)1 << (i & 63)) - 1));
+	return n;
 }
 
-static void scratch_mark(struct scratch *sc, size_t rel)
+static void scratch_touch(struct split *sp, size_t from, size_t to)
 {
-	sc->w[rel / 64] |= (uint64_t)1 << (rel & 63);
-	scratch_touch(sc, rel / 64);
+	if (sp->first > sp->last) {
+		sp->first = from;
+		sp->last = to;
+		return;
+	}
+	if (from < sp->first)
+		sp->first = from;
+	if (to > sp->last)
+		sp->last = to;
 }
 
-static void scratch_or(struct scratch *sc, const struct aset *a)
+static void scratch_mark(struct split *sp, size_t v)
+{
+	sp->scratch[v / 64] |= (uint64_t)1 << (v & 63);
+	scratch_touch(sp, v / 64, v / 64);
+}
+
+static void scratch_or(struct split *sp, const struct aset *a)
 {
 	size_t k;
 
-	if (a->prefix > sc->prefix)
-		sc->prefix = a->prefix;
-	for (k = 0; k < a->nwords; k++) {
-		if (a->w[k] == 0)
-			continue;
-		sc->w[a->base_word + k] |= a->w[k];
-		scratch_touch(sc, a->base_word + k);
-	}
+	if (a->prefix > sp->prefix)
+		sp->prefix = a->prefix;
+	if (a->nwords == 0)
+		return;
+	for (k = 0; k < a->nwords; k++)
+		sp->scratch[a->first + k] |= sp->pool[a->offset + k];
+	scratch_touch(sp, a->first, a->first + a->nwords - 1);
 }
 
 /*
- * Marks in `sc` every member of the set that is an ancestor of chain X's
- * tail: the members of X and of the chains up its single-parent links,
- * until a chain whose union is stored (a merge) or the set's start.
+ * Marks the ancestors of member v in the scratch: v and the members up its
+ * single-parent links, until a merge (whose union is stored), a root, a
+ * member whose ancestors are all the members up to it (a prefix), or a
+ * member in the scratch already.  The scratch holds every ancestor of each
+ * member in it, so the walk can stop there: a branch's walk ends at its
+ * fork point when the mainline's walk came first.
  */
-static void mark_ancestors(struct scratch *sc, size_t x, size_t lo,
-			   const size_t *chain, const size_t *heads,
-			   const size_t *ipc, const size_t *ip,
-			   const struct aset *stored, const size_t *offs,
-			   const size_t *bychain)
+static void mark_ancestors(struct split *sp, size_t v)
 {
 	for (;;) {
-		size_t h = heads[x], k;
+		const struct member *m = &sp->members[v - sp->lo];
 
-		/* a merge's set is never empty: it holds the merge */
-		if (stored[x].w != NULL || stored[x].prefix != 0) {
-			scratch_or(sc, &stored[x]);
+		if (v < sp->prefix ||
+		    (sp->scratch[v / 64] >> (v & 63) & 1) != 0)
+			return;
+		if (m->set != NONE) {
+			scratch_or(sp, &sp->sets[m->set]);
 			return;
 		}
-		for (k = offs[x]; k < offs[x + 1]; k++)
-			scratch_mark(sc, bychain[k] - lo);
-		if (ipc[h - lo] != 1)
-			return; /* the start (a merge always has a union) */
-		x = chain[ip[h - lo] - lo];
+		if ((sp->whole[v / 64] >> (v & 63) & 1) != 0) {
+			sp->prefix = v + 1;
+			return;
+		}
+		scratch_mark(sp, v);
+		if (m->parent == NONE)
+			return;
+		v = m->parent;
 	}
 }
 
-/*
- * Turns the scratch into a stored set and its member count: the prefix is
- * pushed past every member already marked, the rest kept as words.  `rank`
- * counts the members below each relative index.  Clears the scratch.
- */
-static int scratch_store(struct aset *out, size_t *count, struct scratch *sc,
-			 const struct bisect_set *cand, size_t lo, size_t span,
-			 const size_t *rank)
+/* Makes room for `need` elements of `size` bytes in *p, doubling. */
+static int grow(void **p, size_t *room, size_t need, size_t size)
 {
-	size_t prefix = sc->prefix, k, ones = 0;
+	size_t r = *room;
+	void *q;
 
-	while (prefix < span &&
-	       (!bisect_set_has(cand, lo + prefix) ||
-		(sc->w[prefix / 64] >> (prefix & 63) & 1)))
-		prefix++;
-	memset(out, 0, sizeof(*out));
-	out->prefix = prefix;
-	if (sc->last != (size_t)-1 && sc->last >= prefix / 64) {
-		size_t from = prefix / 64 > sc->first ? prefix / 64 : sc->first;
+	if (need <= r)
+		return 0;
+	while (r < need)
+		r *= 2;
+	q = realloc(*p, r * size);
+	if (q == NULL)
+		return -2;
+	*p = q;
+	*room = r;
+	return 0;
+}
 
-		out->base_word = from;
-		out->nwords = sc->last - from + 1;
-		out->w = malloc(out->nwords * sizeof(uint64_t));
-		if (out->w == NULL)
+/*
+ * Stores the scratch as merge v's union and returns its member count in
+ * *count; clears the scratch.  The prefix is pushed, a word at a time,
+ * past every member already marked (no further than v, the newest
+ * possible ancestor); the marked words from there on are kept.
+ */
+static int scratch_store(struct split *sp, size_t v, size_t *count)
+{
+	const uint64_t *cand = sp->cand->words;
+	struct aset *a;
+	size_t prefix = sp->prefix, from, k, ones = 0;
+
+	while (prefix <= v) {
+		size_t word = prefix / 64;
+		uint64_t missing = cand[word] & ~sp->scratch[word] &
+				   (~(uint64_t)0 << (prefix & 63));
+
+		if (missing != 0) {
+			prefix = word * 64 + (size_t)__builtin_ctzll(missing);
+			break;
+		}
+		prefix = (word + 1) * 64;
+	}
+	if (prefix > v + 1)
+		prefix = v + 1;
+	if (grow((void **)&sp->sets, &sp->set_room, sp->set_count + 1,
+		 sizeof(*sp->sets)) < 0)
+		return -2;
+	a = &sp->sets[sp->set_count];
+	a->prefix = prefix;
+	a->first = 0;
+	a->nwords = 0;
+	a->offset = sp->pool_used;
+	from = prefix / 64 > sp->first ? prefix / 64 : sp->first;
+	if (sp->first <= sp->last && from <= sp->last) {
+		/* The marks below the prefix are counted in it already. */
+		sp->scratch[prefix / 64] &=
+		    ~(((uint64_t)1 << (prefix & 63)) - 1);
+		while (from <= sp->last && sp->scratch[from] == 0)
+			from++;
+	}
+	if (sp->first <= sp->last && from <= sp->last) {
+		a->first = from;
+		a->nwords = sp->last - from + 1;
+		if (grow((void **)&sp->pool, &sp->pool_room,
+			 sp->pool_used + a->nwords, sizeof(*sp->pool)) < 0)
 			return -2;
-		for (k = 0; k < out->nwords; k++) {
-			uint64_t word = sc->w[from + k];
+		for (k = 0; k < a->nwords; k++) {
+			sp->pool[a->offset + k] = sp->scratch[from + k];
+			ones += popcount64(sp->scratch[from + k]);
+		}
+		sp->pool_used += a->nwords;
+	}
+	*count = members_below(sp, prefix) + ones;
+	if (sp->first <= sp->last)
+		memset(&sp->scratch[sp->first], 0,
+		       (sp->last - sp->first + 1) * sizeof(uint64_t));
+	sp->first = 1;
+	sp->last = 0;
+	sp->prefix = 0;
+	sp->set_count++;
+	return 0;
+}
 
-			if (from + k == prefix / 64 && (prefix & 63) != 0)
-				word &= ~(((uint64_t)1 << (prefix & 63)) - 1);
-			out->w[k] = word;
-			ones += popcount64(word);
+/* The union of a merge's ancestors, stored; its size is the weight. */
+static int weigh_merge(struct split *sp, size_t v, struct member *m)
+{
+	const struct bisect_commit *c = &sp->commits[v];
+	size_t k;
+
+	for (k = 0; k < c->parent_count; k++) {
+		if (bisect_set_has(sp->cand, c->parents[k]))
+			mark_ancestors(sp, c->parents[k]);
+	}
+	scratch_mark(sp, v);
+	m->set = sp->set_count;
+	return scratch_store(sp, v, &m->weight);
+}
+
+/* Fills in member v, whose parents are filled in already; `rank` members
+ * come before it. */
+static int weigh(struct split *sp, size_t v, size_t rank)
+{
+	const struct bisect_commit *c = &sp->commits[v];
+	struct member *m = &sp->members[v - sp->lo];
+	size_t inside = 0, parent = NONE, k;
+
+	for (k = 0; k < c->parent_count; k++) {
+		if (bisect_set_has(sp->cand, c->parents[k])) {
+			inside++;
+			parent = c->parents[k];
 		}
 	}
-	*count = rank[prefix] + ones;
-	if (sc->last != (size_t)-1)
-		memset(&sc->w[sc->first], 0,
-		       (sc->last - sc->first + 1) * sizeof(uint64_t));
-	sc->first = (size_t)-1;
-	sc->last = (size_t)-1;
-	sc->prefix = 0;
+	m->set = NONE;
+	m->parent = inside == 1 ? parent : NONE;
+	if (inside == 0) {
+		m->weight = 1;
+	} else if (inside == 1) {
+		m->weight = sp->members[parent - sp->lo].weight + 1;
+	} else if (weigh_merge(sp, v, m) < 0) {
+		return -2;
+	}
+	if (m->weight == rank + 1)
+		sp->whole[v / 64] |= (uint64_t)1 << (v & 63);
 	return 0;
 }
 
@@ -231,150 +372,77 @@ int bisect_dag_best_split(size_t *out, const struct bisect_commit *commits,
 			  const struct bisect_set *cand, size_t exclude,
 			  bool *found)
 {
-	size_t *chain = NULL, *pos = NULL, *children = NULL, *heads = NULL;
-	size_t *size = NULL, *members = NULL, *cnt = NULL, *offs = NULL;
-	size_t *bychain = NULL, *rank = NULL, *ipc = NULL, *ip = NULL;
-	struct aset *stored = NULL;
-	struct scratch sc = {NULL, 0, 0, 0};
-	size_t n = 0, m = 0, i, k, lo, hi, span, words, total;
+	struct split sp;
+	size_t lo, hi, span, nwords = cand->nwords, total, word, rank = 0, i;
 	size_t best = 0, best_score = 0;
+	char *arena;
 	int error = -2;
 
 	*found = false;
 	if (!bisect_set_bounds(cand, &lo, &hi))
 		return 0;
 	span = hi - lo + 1;
-	total = bisect_set_count(cand);
-	chain = malloc(span * sizeof(*chain));
-	pos = malloc(span * sizeof(*pos));
-	children = calloc(span, sizeof(*children));
-	heads = malloc(span * sizeof(*heads));
-	size = calloc(span, sizeof(*size));
-	members = malloc(span * sizeof(*members));
-	ipc = malloc(span * sizeof(*ipc));
-	ip = malloc(span * sizeof(*ip));
-	if (chain == NULL || pos == NULL || children == NULL || heads == NULL ||
-	    size == NULL || members == NULL || ipc == NULL || ip == NULL)
+	memset(&sp, 0, sizeof(sp));
+	sp.commits = commits;
+	sp.cand = cand;
+	sp.lo = lo;
+	sp.first = 1;
+	sp.last = 0;
+	/* One block for the arrays sized by the range; the members are
+	 * written before they are read, so only the bitsets need zeroing. */
+	arena = malloc(span * sizeof(*sp.members) +
+		       (nwords + 1) * sizeof(*sp.below) +
+		       2 * nwords * sizeof(uint64_t));
+	sp.set_room = span / 16 + 16;
+	sp.sets = malloc(sp.set_room * sizeof(*sp.sets));
+	sp.pool_room = span / 16 + 16;
+	sp.pool = malloc(sp.pool_room * sizeof(*sp.pool));
+	if (arena == NULL || sp.sets == NULL || sp.pool == NULL)
 		goto out;
-	/* One pass over the parents: how many of each member's parents are
-	 * in the set, the last of them, and the children counts. */
-	for (i = lo; i <= hi; i++) {
-		size_t inside = 0, parent = 0;
+	sp.members = (struct member *)arena;
+	sp.below = (size_t *)(sp.members + span);
+	sp.scratch = (uint64_t *)(sp.below + nwords + 1);
+	sp.whole = sp.scratch + nwords;
+	memset(sp.scratch, 0, 2 * nwords * sizeof(uint64_t));
+	sp.below[0] = 0;
+	for (i = 0; i < nwords; i++)
+		sp.below[i + 1] = sp.below[i] + popcount64(cand->words[i]);
+	total = sp.below[nwords];
 
-		if (!bisect_set_has(cand, i))
-			continue;
-		members[n++] = i;
-		for (k = 0; k < commits[i].parent_count; k++) {
-			size_t p = commits[i].parents[k];
+	/* No member scores above total / 2: the first one that does is the
+	 * first with the best score, and the later ones need no weights. */
+	for (word = lo / 64; word <= hi / 64; word++) {
+		uint64_t bits = cand->words[word];
 
-			if (p >= lo && bisect_set_has(cand, p)) {
-				children[p - lo]++;
-				inside++;
-				parent = p;
-			}
-		}
-		ipc[i - lo] = inside;
-		ip[i - lo] = parent;
-	}
-	for (i = 0; i < n; i++) {
-		size_t v = members[i], inside = ipc[v - lo], parent = ip[v - lo];
+		while (bits != 0) {
+			size_t v = word * 64 + (size_t)__builtin_ctzll(bits);
+			size_t weight, score;
 
-		if (inside == 1 && children[parent - lo] == 1) {
-			chain[v - lo] = chain[parent - lo];
-			pos[v - lo] = pos[parent - lo] + 1;
-		} else {
-			chain[v - lo] = m;
-			pos[v - lo] = 0;
-			heads[m++] = v;
-		}
-		size[chain[v - lo]]++;
-	}
-	/* Ancestor counts per chain.  A chain whose head has one parent in
-	 * the set counts its parent chain's ancestors plus its own members;
-	 * only a chain headed by a merge needs a real union, stored compactly
-	 * (struct aset) for the merges after it. */
-	words = (span + 63) / 64;
-	cnt = malloc(m * sizeof(*cnt));
-	stored = calloc(m, sizeof(*stored));
-	offs = calloc(m + 1, sizeof(*offs));
-	bychain = malloc((n != 0 ? n : 1) * sizeof(*bychain));
-	rank = malloc((span + 1) * sizeof(*rank));
-	sc.w = calloc(words, sizeof(uint64_t));
-	sc.first = sc.last = (size_t)-1;
-	sc.prefix = 0;
-	if (cnt == NULL || stored == NULL || offs == NULL || bychain == NULL ||
-	    rank == NULL || sc.w == NULL)
-		goto out;
-	rank[0] = 0;
-	for (i = 0; i < span; i++)
-		rank[i + 1] = rank[i] + bisect_set_has(cand, lo + i);
-	for (i = 0; i < n; i++)
-		offs[chain[members[i] - lo] + 1]++;
-	for (i = 0; i < m; i++)
-		offs[i + 1] += offs[i];
-	for (i = 0; i < n; i++) {
-		size_t v = members[i], K = chain[v - lo];
-
-		bychain[offs[K] + pos[v - lo]] = v;
-	}
-	for (i = 0; i < m; i++) {
-		size_t h = heads[i], inside = ipc[h - lo], parent = ip[h - lo];
-
-		if (inside == 0) {
-			cnt[i] = size[i];
-		} else if (inside == 1) {
-			cnt[i] = cnt[chain[parent - lo]] + size[i];
-		} else {
-			for (k = 0; k < commits[h].parent_count; k++) {
-				size_t p = commits[h].parents[k];
-
-				if (p >= lo && bisect_set_has(cand, p))
-					mark_ancestors(&sc, chain[p - lo], lo,
-						       chain, heads, ipc, ip,
-						       stored, offs, bychain);
-			}
-			for (k = offs[i]; k < offs[i + 1]; k++)
-				scratch_mark(&sc, bychain[k] - lo);
-			if (scratch_store(&stored[i], &cnt[i], &sc, cand, lo,
-					  span, rank) < 0)
+			bits &= bits - 1;
+			if (weigh(&sp, v, rank++) < 0)
 				goto out;
+			if (v == exclude || commits[v].build_failed)
+				continue;
+			weight = sp.members[v - lo].weight;
+			score =
+			    weight < total - weight ? weight : total - weight;
+			if (!*found || score > best_score) {
+				best = v;
+				best_score = score;
+				*found = true;
+				if (best_score == total / 2)
+					goto done;
+			}
 		}
 	}
-	for (i = 0; i < m; i++)
-		heads[i] = cnt[i] - size[i];
-	for (i = 0; i < n; i++) {
-		size_t v = members[i], weight, score;
-
-		if (v == exclude || commits[v].build_failed)
-			continue;
-		weight = heads[chain[v - lo]] + pos[v - lo] + 1;
-		score = weight < total - weight ? weight : total - weight;
-		if (!*found || score > best_score) {
-			best = v;
-			best_score = score;
-			*found = true;
-		}
-	}
+done:
 	*out = best;
 	error = 0;
 out:
-	free(chain);
-	free(pos);
-	free(children);
-	free(heads);
-	free(size);
-	free(members);
-	if (stored != NULL) {
-		for (i = 0; i < m; i++)
-			free(stored[i].w);
-	}
-	free(stored);
-	free(rank);
-	free(sc.w);
-	free(ipc);
-	free(ip);
-	free(cnt);
-	free(offs);
-	free(bychain);
+	if (error < 0)
+		*found = false;
+	free(arena);
+	free(sp.sets);
+	free(sp.pool);
 	return error;
 }

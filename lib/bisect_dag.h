@@ -46,8 +46,8 @@ bool bisect_set_bounds(const struct bisect_set *s, size_t *lo, size_t *hi);
  * Fills `out` (sized for the DAG, contents replaced) with the ancestors of
  * `start`, itself included, that lie in `within`.  Because candidate sets
  * are closed ("every commit between two members is a member"), walking
- * parents only inside `within` finds them all.  `stack` has room for every
- * commit.
+ * parents only inside `within` finds them all.  `stack` is not used any
+ * more (the walk is a sweep down the indices); it stays for the callers.
  */
 void bisect_dag_ancestors(struct bisect_set *out,
 			  const struct bisect_commit *commits,
@@ -56,9 +56,9 @@ void bisect_dag_ancestors(struct bisect_set *out,
 
 /*
  * git bisect's choice: the member of `cand` (not `exclude`, not a failed
- * build) whose ancestors inside `cand` are closest to half of `cand`.
- * *found is false when no member can be tested.  Returns 0, or -2 when
- * out of memory.
+ * build) whose ancestors inside `cand` are closest to half of `cand`; of
+ * equally good ones, the lowest index.  *found is false when no member can
+ * be tested.  Returns 0, or -2 when out of memory.
  */
 int bisect_dag_best_split(size_t *out, const struct bisect_commit *commits,
 			  const struct bisect_set *cand, size_t exclude,
