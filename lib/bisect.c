@@ -134,7 +134,6 @@ struct engine {
 	const struct bisect_options *opts;
 	struct bisect_result *out;
 	enum bisect_class *classes;
-	size_t *stack;
 	double *scratch; /* room for every search run */
 	struct bisect_set tmp;
 	/* Noise: residuals of every decided commit around its own median,
@@ -571,7 +570,7 @@ static void drop_ancestors(struct engine *e, struct segment *s, size_t v)
 {
 	size_t w;
 
-	bisect_dag_ancestors(&e->tmp, e->commits, &s->cand, v, e->stack);
+	bisect_dag_ancestors(&e->tmp, e->commits, &s->cand, v);
 	for (w = 0; w < s->cand.nwords; w++)
 		s->cand.words[w] &= ~e->tmp.words[w];
 }
@@ -579,7 +578,7 @@ static void drop_ancestors(struct engine *e, struct segment *s, size_t v)
 /* cand := ancestors of v inside cand (v high-like). */
 static void keep_ancestors(struct engine *e, struct segment *s, size_t v)
 {
-	bisect_dag_ancestors(&e->tmp, e->commits, &s->cand, v, e->stack);
+	bisect_dag_ancestors(&e->tmp, e->commits, &s->cand, v);
 	memcpy(s->cand.words, e->tmp.words, s->cand.nwords * sizeof(uint64_t));
 }
 
@@ -718,8 +717,7 @@ static int push_part(struct engine *e, struct segment *stack, size_t *depth,
 	for (i = 0; i < e->count; i++)
 		bisect_set_add(&part->cand, i);
 	keep_ancestors(e, part, high_end);
-	bisect_dag_ancestors(&e->tmp, e->commits, &part->cand, low_end,
-			     e->stack);
+	bisect_dag_ancestors(&e->tmp, e->commits, &part->cand, low_end);
 	for (w = 0; w < part->cand.nwords; w++)
 		part->cand.words[w] &= ~e->tmp.words[w];
 	part->bad = high_end;
@@ -735,7 +733,7 @@ static bool is_ancestor(struct engine *e, size_t a, size_t b)
 {
 	if (a > b)
 		return false;
-	bisect_dag_ancestors(&e->tmp, e->commits, &e->all, b, e->stack);
+	bisect_dag_ancestors(&e->tmp, e->commits, &e->all, b);
 	return bisect_set_has(&e->tmp, a);
 }
 
@@ -1039,9 +1037,8 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 					  : "the bad commit does not build");
 		return 0;
 	}
-	e.stack = malloc(count * sizeof(*e.stack));
 	e.scratch = malloc((total_runs + 1) * sizeof(*e.scratch));
-	if (e.stack == NULL || e.scratch == NULL ||
+	if (e.scratch == NULL ||
 	    bisect_set_init(&e.tmp, count) < 0 ||
 	    bisect_set_init(&e.all, count) < 0)
 		goto out;
@@ -1152,7 +1149,6 @@ out:
 	for (i = 0; i < MAX_SEGMENTS; i++)
 		segment_clear(&stack[i]);
 	free(e.noise_commits.v);
-	free(e.stack);
 	free(e.scratch);
 	bisect_set_clear(&e.tmp);
 	bisect_set_clear(&e.all);

@@ -80,13 +80,11 @@ bool bisect_set_bounds(const struct bisect_set *s, size_t *lo, size_t *hi)
  */
 void bisect_dag_ancestors(struct bisect_set *out,
 			  const struct bisect_commit *commits,
-			  const struct bisect_set *within, size_t start,
-			  size_t *stack)
+			  const struct bisect_set *within, size_t start)
 {
 	size_t word, lowest = start, k;
 	uint64_t todo;
 
-	(void)stack; /* the sweep needs none; kept for the callers */
 	memset(out->words, 0, out->nwords * sizeof(uint64_t));
 	if (!bisect_set_has(within, start))
 		return;

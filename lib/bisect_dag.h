@@ -46,13 +46,11 @@ bool bisect_set_bounds(const struct bisect_set *s, size_t *lo, size_t *hi);
  * Fills `out` (sized for the DAG, contents replaced) with the ancestors of
  * `start`, itself included, that lie in `within`.  Because candidate sets
  * are closed ("every commit between two members is a member"), walking
- * parents only inside `within` finds them all.  `stack` is not used any
- * more (the walk is a sweep down the indices); it stays for the callers.
+ * parents only inside `within` finds them all.
  */
 void bisect_dag_ancestors(struct bisect_set *out,
 			  const struct bisect_commit *commits,
-			  const struct bisect_set *within, size_t start,
-			  size_t *stack);
+			  const struct bisect_set *within, size_t start);
 
 /*
  * git bisect's choice: the member of `cand` (not `exclude`, not a failed
