@@ -13,6 +13,9 @@
 #define ALPHA_EQUIVALENCE 0.05
 /* A confirmation passes when fresh runs show the change at this level. */
 #define ALPHA_CONFIRM 0.05
+/* A follow-up looks for a second change with fresh runs when the runs
+ * so far hint at one at this level. */
+#define ALPHA_SCREEN 0.05
 /* Mann-Whitney must agree with Welch at this level on the endpoints. */
 #define ALPHA_RANK_AGREE 0.01
 /* The endpoint runs grow by this factor from one look to the next. */
@@ -27,6 +30,9 @@
 #define MAX_SEGMENTS (2 * BISECT_MAX_CULPRITS)
 /* A level is estimated from its newest commits, at most this many. */
 #define LEVEL_RECENT 4
+/* The pooled noise estimate replaces a test's own when it has at least
+ * this many degrees of freedom. */
+#define POOLED_DOF_MIN 20
 
 void bisect_options_init(struct bisect_options *opts, bool higher_is_better)
 {
@@ -38,7 +44,7 @@ void bisect_options_init(struct bisect_options *opts, bool higher_is_better)
 	opts->confirm_max = 16;
 	opts->min_change_pct = 1.0;
 	opts->alpha = 0.005;
-	opts->step_alpha = 0.001;
+	opts->step_alpha = 0.01;
 	opts->higher_is_better = higher_is_better;
 	opts->confirm = true;
 }
@@ -139,9 +145,13 @@ struct engine {
 	/* Noise: residuals of every decided commit around its own median,
 	 * pooled; sigma is their winsorised standard deviation. */
 	struct idlist noise_commits;
+	struct bisect_set in_noise; /* the same, as a set */
 	double sigma;
+	size_t sigma_dof; /* its degrees of freedom */
 	struct bisect_set all; /* every candidate */
 	size_t parts_pushed;   /* follow-up parts opened in this call */
+	size_t *chain;	       /* room for every commit: follow_up's chains */
+	size_t chain_n;
 	/* Per culprit (same index as out->culprits): fresh runs were made
 	 * to confirm it and did not. */
 	bool refuted[BISECT_MAX_CULPRITS];
@@ -182,6 +192,17 @@ static int level_of(struct level *out, struct engine *e,
 	return n > 0 ? 0 : -1;
 }
 
+/* Adds a decided commit to the noise estimate, once: a commit decided in
+ * two parts of the range must not count twice (nor overflow the scratch
+ * sized for every run once). */
+static int noise_add(struct engine *e, size_t commit)
+{
+	if (bisect_set_has(&e->in_noise, commit))
+		return 0;
+	bisect_set_add(&e->in_noise, commit);
+	return idlist_push(&e->noise_commits, commit);
+}
+
 /*
  * The noise's standard deviation from the pooled residuals of the commits
  * in e->noise_commits: each run minus its commit's median, winsorised at
@@ -207,8 +228,10 @@ static void estimate_sigma(struct engine *e)
 		dof_lost++;
 	}
 	e->sigma = 0;
+	e->sigma_dof = 0;
 	if (n <= dof_lost)
 		return;
+	e->sigma_dof = n - dof_lost;
 	mad = stats_mad(e->scratch, n);
 	robust = 1.4826 * mad;
 	for (i = 0; i < n; i++) {
@@ -223,6 +246,11 @@ static void estimate_sigma(struct engine *e)
 		sum += r * r;
 	}
 	e->sigma = sqrt(sum / (double)(n - dof_lost));
+}
+
+static double square(double x)
+{
+	return x * x;
 }
 
 static double pct_change_of(double from, double to)
@@ -360,7 +388,7 @@ static enum decision classify(struct engine *e, const struct level *low,
 {
 	const struct bisect_options *o = e->opts;
 	double sigma = e->sigma, delta = high->mean - low->mean;
-	double half = (low->mean + high->mean) / 2, d, clip, llr = 0, zsum = 0;
+	double half = (low->mean + high->mean) / 2, d, clip, llr, zsum = 0;
 	double threshold = log((1 - o->step_alpha) / o->step_alpha);
 	size_t total = c->value_count + c->confirm_count, j;
 	bool whole = c->confirm_count > 0;
@@ -393,13 +421,19 @@ static enum decision classify(struct engine *e, const struct level *low,
 			z = clip;
 		else if (z < -clip)
 			z = -clip;
-		llr += d * z;
 		zsum += z;
 		if (n < o->step_runs_min || (whole && n < total))
 			continue;
 		loc = half + sigma * zsum / (double)n;
 		se_low = sigma * sqrt(1.0 / (double)n + 1.0 / (double)low->n);
 		se_high = sigma * sqrt(1.0 / (double)n + 1.0 / (double)high->n);
+		/* The likelihood ratio of the commit's location under each
+		 * level, the levels' own uncertainty included: with levels
+		 * known exactly this is d * (sum of z), and an estimate from
+		 * few runs cannot decide more than it knows. */
+		llr = (square(loc - low->mean) / square(se_low) -
+		       square(loc - high->mean) / square(se_high)) / 2 +
+		      log(se_low / se_high);
 		*llr_out = llr;
 		if (llr >= threshold &&
 		    fabs(loc - high->mean) <= Z_CONSISTENT * se_high)
@@ -412,6 +446,52 @@ static enum decision classify(struct engine *e, const struct level *low,
 			return DECIDE_NEITHER;
 	}
 	return DECIDE_NONE;
+}
+
+/*
+ * The level of a segment known from fewer runs: *commit is its newest
+ * commit (the nearest in time to the commit under test), which gets the
+ * runs when the level needs more.  False when that commit has runs_max.
+ */
+static bool weak_level(struct engine *e, const struct segment *s,
+		       const struct level *low, const struct level *high,
+		       size_t *commit, size_t *n)
+{
+	const struct idlist *side = low->n <= high->n ? &s->low : &s->high;
+
+	*commit = side->v[side->n - 1];
+	*n = low->n <= high->n ? low->n : high->n;
+	return e->commits[*commit].value_count < e->opts->runs_max;
+}
+
+/*
+ * The classification cannot be surer than the levels it compares with: a
+ * commit at one level sits, however many runs it gets, within the other
+ * level's standard error of it, which caps the likelihood ratio at about
+ * (delta / se)^2 / 2.  When that cap is below twice the threshold, the
+ * weaker level gets more runs before any commit is classified against it.
+ * Returns true after asking for runs.
+ */
+static bool firm_up_level(struct engine *e, const struct segment *s,
+			  const struct level *low, const struct level *high)
+{
+	const struct bisect_options *o = e->opts;
+	double threshold = log((1 - o->step_alpha) / o->step_alpha);
+	double delta = high->mean - low->mean, need;
+	size_t commit, n, have, runs;
+
+	if (!(e->sigma > 0) || delta == 0 ||
+	    !weak_level(e, s, low, high, &commit, &n))
+		return false;
+	need = 4 * threshold * square(e->sigma / delta);
+	if ((double)n >= need)
+		return false;
+	have = e->commits[commit].value_count;
+	runs = (size_t)ceil(need) - n;
+	if (have + runs > o->runs_max)
+		runs = o->runs_max - have;
+	request(e, commit, runs, BISECT_SEARCH);
+	return true;
 }
 
 /* Runs to add to a commit under test: about half of what the evidence
@@ -439,6 +519,41 @@ static size_t more_step_runs(struct engine *e, const struct level *low,
 /* ---- confirmation and culprits ------------------------------------ */
 
 /*
+ * Two-sided test of mean(a) - mean(b), as Welch's (statistic of a - b),
+ * but with the noise's sd pooled from every commit the search decided
+ * (dozens of degrees of freedom) instead of the two samples' own: a t-test
+ * with pooled variance, as in an analysis of variance.  A handful of runs
+ * a side then shows a clear change, where Welch's test on them would have
+ * a few degrees of freedom.  Welch's test while the pool is small.
+ */
+static int pooled_t(struct engine *e, struct stats_test *t, const double *a,
+		    size_t na, const double *b, size_t nb)
+{
+	if (!(e->sigma > 0) || e->sigma_dof < POOLED_DOF_MIN)
+		return stats_welch_t(t, a, na, b, nb);
+	if (na == 0 || nb == 0)
+		return -1;
+	t->statistic = (stats_mean(a, na) - stats_mean(b, nb)) /
+		       (e->sigma * sqrt(1.0 / (double)na + 1.0 / (double)nb));
+	t->df = (double)e->sigma_dof;
+	t->p_value = 2 * gsl_cdf_tdist_Q(fabs(t->statistic), t->df);
+	return 0;
+}
+
+/* One-sided: did `c` move away from `p` in `direction`, on fresh runs? */
+static int confirm_test(struct engine *e, struct stats_test *t,
+			const struct bisect_commit *p,
+			const struct bisect_commit *c, double direction)
+{
+	if (pooled_t(e, t, c->confirm_values, c->confirm_count,
+		     p->confirm_values, p->confirm_count) < 0)
+		return -1;
+	t->p_value = t->statistic * direction > 0 ? t->p_value / 2
+						  : 1 - t->p_value / 2;
+	return 0;
+}
+
+/*
  * Checks culprit `c` against reference `p` on fresh interleaved runs.
  * Returns 1 when decided (confirmed or not, filled into *cul), 0 after
  * asking for more runs.
@@ -458,13 +573,7 @@ static int confirm(struct engine *e, struct bisect_culprit *cul,
 	if (have < o->confirm_runs) {
 		target = o->confirm_runs;
 	} else {
-		rc = direction > 0
-			     ? stats_welch_t_one_sided(
-				       &t, p->confirm_values, p->confirm_count,
-				       c->confirm_values, c->confirm_count, 0)
-			     : stats_welch_t_one_sided(
-				       &t, c->confirm_values, c->confirm_count,
-				       p->confirm_values, p->confirm_count, 0);
+		rc = confirm_test(e, &t, p, c, direction);
 		/* Alpha is spent over the rounds of fresh runs, so looking
 		 * again after each round adds no false confirmations. */
 		double rounds = ceil((double)o->confirm_max /
@@ -638,51 +747,95 @@ static int split_holds_change(struct engine *e, struct segment *s,
 	return 0;
 }
 
-/* Every run of one commit, search and confirmation, into `out`. */
-static size_t all_runs(const struct bisect_commit *c, double *out)
+/*
+ * A chain of commits, oldest first, each an ancestor of the next, that the
+ * search put at one level.  Is there a change inside it after all?  Every
+ * split into an older and a newer group is tried, and the one whose pooled
+ * runs (search and fresh) differ most is taken: *older and *newer are the
+ * commits on either side of it.  True when that difference is significant
+ * at ALPHA_SCREEN after a Bonferroni correction over the splits, and at
+ * least half of min_change_pct.  Pooling the runs of several commits sees
+ * a change that a test of the two ends alone, on a few runs each, misses.
+ */
+static bool chain_change(struct engine *e, const size_t *chain, size_t n,
+			 size_t *older, size_t *newer)
 {
-	memcpy(out, c->values, c->value_count * sizeof(double));
-	memcpy(out + c->value_count, c->confirm_values,
-	       c->confirm_count * sizeof(double));
-	return c->value_count + c->confirm_count;
+	double best_p = 1.0;
+	size_t k, i, j;
+
+	for (k = 0; k + 1 < n; k++) {
+		double sum[2] = {0, 0}, mean[2], z, p;
+		size_t cnt[2] = {0, 0};
+
+		for (i = 0; i < n; i++) {
+			const struct bisect_commit *c = &e->commits[chain[i]];
+			size_t side = i > k;
+
+			for (j = 0; j < c->value_count; j++)
+				sum[side] += c->values[j];
+			for (j = 0; j < c->confirm_count; j++)
+				sum[side] += c->confirm_values[j];
+			cnt[side] += c->value_count + c->confirm_count;
+		}
+		if (cnt[0] == 0 || cnt[1] == 0)
+			continue;
+		mean[0] = sum[0] / (double)cnt[0];
+		mean[1] = sum[1] / (double)cnt[1];
+		if (fabs(pct_change_of(mean[0], mean[1])) <
+		    e->opts->min_change_pct / 2)
+			continue;
+		if (!(e->sigma > 0)) {
+			p = 0; /* no noise: any difference is real */
+		} else {
+			z = fabs(mean[1] - mean[0]) /
+			    (e->sigma * sqrt(1.0 / (double)cnt[0] +
+					     1.0 / (double)cnt[1]));
+			p = 2 * gsl_cdf_tdist_Q(
+					z, e->sigma_dof > 0
+						   ? (double)e->sigma_dof
+						   : 1.0);
+		}
+		if (p < best_p) {
+			best_p = p;
+			*older = chain[k];
+			*newer = chain[k + 1];
+		}
+	}
+	return best_p * (double)(n > 1 ? n - 1 : 1) < ALPHA_SCREEN;
 }
 
 /*
- * Do commits a and b run at different levels?  -1: no (all their runs do
- * not differ even at 0.05, or by less than half of min_change_pct), 1: yes,
+ * Do commits a and b, which chain_change picked, run at different levels,
  * on fresh runs of the two made together (interleaved, so that a machine
- * drifting between the two measurements cannot fake a difference: at
- * step_alpha and at least half of min_change_pct apart), 0: not sure yet.
+ * drifting between the two measurements cannot fake a difference)?  1: yes
+ * (at step_alpha and at least half of min_change_pct apart), -1: no, 0: not
+ * sure yet.  "No" takes p >= 0.3 on a first round of fresh runs, p >= 0.05
+ * on more.
  */
-static int levels_differ(struct engine *e, size_t a, size_t b, double *buf)
+static int fresh_differ(struct engine *e, size_t a, size_t b)
 {
 	const struct bisect_commit *ca = &e->commits[a], *cb = &e->commits[b];
-	size_t na = all_runs(ca, buf);
-	size_t nb = all_runs(cb, buf + na);
-	double half = e->opts->min_change_pct / 2;
+	const struct bisect_options *o = e->opts;
 	struct stats_test t;
+	size_t have = ca->confirm_count < cb->confirm_count
+			      ? ca->confirm_count
+			      : cb->confirm_count;
 
-	if (na < 2 || nb < 2)
-		return -1;
-	if (fabs(pct_change_of(stats_mean(buf, na), stats_mean(buf + na, nb))) <
-		    half ||
-	    stats_welch_t(&t, buf, na, buf + na, nb) < 0 || t.p_value >= 0.05)
-		return -1;
-	if (ca->confirm_count < e->opts->confirm_runs ||
-	    cb->confirm_count < e->opts->confirm_runs)
+	if (have < o->confirm_runs)
 		return 0;
 	if (fabs(pct_change_of(
 		    stats_mean(ca->confirm_values, ca->confirm_count),
-		    stats_mean(cb->confirm_values, cb->confirm_count))) < half ||
-	    stats_welch_t(&t, ca->confirm_values, ca->confirm_count,
-			  cb->confirm_values, cb->confirm_count) < 0)
+		    stats_mean(cb->confirm_values, cb->confirm_count))) <
+		    o->min_change_pct / 2 ||
+	    pooled_t(e, &t, ca->confirm_values, ca->confirm_count,
+		     cb->confirm_values, cb->confirm_count) < 0)
 		return -1;
-	if (t.p_value < e->opts->step_alpha)
+	if (t.p_value < o->step_alpha)
 		return 1;
-	return t.p_value >= 0.05 ? -1 : 0;
+	return t.p_value >= (have < 2 * o->confirm_runs ? 0.3 : 0.05) ? -1 : 0;
 }
 
-/* When levels_differ is not sure: fresh runs of both, interleaved, as a
+/* When fresh_differ is not sure: fresh runs of both, interleaved, as a
  * confirmation is made, while both are below twice confirm_max.  False when
  * confirmation is off or the bound is reached. */
 static bool firm_up(struct engine *e, size_t a, size_t b)
@@ -728,6 +881,13 @@ static int push_part(struct engine *e, struct segment *stack, size_t *depth,
 	return 0;
 }
 
+static int index_order(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Is `a` an ancestor of `b` (or b itself)? */
 static bool is_ancestor(struct engine *e, size_t a, size_t b)
 {
@@ -735,6 +895,43 @@ static bool is_ancestor(struct engine *e, size_t a, size_t b)
 		return false;
 	bisect_dag_ancestors(&e->tmp, e->commits, &e->all, b);
 	return bisect_set_has(&e->tmp, a);
+}
+
+/*
+ * The chains chain_change looks at, into e->chain, oldest first.  Above
+ * the culprit: the part's high commits, which form one line of history
+ * (each was chosen among the ancestors of the one before), the culprit
+ * the oldest.  Below: the part's low commits that are ancestors of the
+ * culprit's parent, in index order, then the parent.  On a DAG those need
+ * not be one line of history; follow_up checks the pair it is given.
+ * False when the chain has fewer than two commits.
+ */
+static bool high_chain(struct engine *e, const struct segment *s)
+{
+	size_t i;
+
+	e->chain_n = 0;
+	for (i = s->high.n; i-- > 0;)
+		e->chain[e->chain_n++] = s->high.v[i];
+	return e->chain_n >= 2;
+}
+
+static bool low_chain(struct engine *e, const struct segment *s,
+		      size_t parent)
+{
+	size_t i;
+
+	bisect_dag_ancestors(&e->tmp, e->commits, &e->all, parent);
+	e->chain_n = 0;
+	for (i = 0; i < s->low.n; i++) {
+		size_t v = s->low.v[i];
+
+		if (v != parent && bisect_set_has(&e->tmp, v))
+			e->chain[e->chain_n++] = v;
+	}
+	qsort(e->chain, e->chain_n, sizeof(e->chain[0]), index_order);
+	e->chain[e->chain_n++] = parent;
+	return e->chain_n >= 2;
 }
 
 /*
@@ -752,34 +949,39 @@ static int follow_up(struct engine *e, struct segment *stack, size_t *depth)
 	struct segment *s = &stack[*depth - 1];
 	const struct bisect_culprit *cul =
 		&e->out->culprits[e->out->culprit_count - 1];
-	size_t low_end = s->low.v[0], high_end = s->high.v[0];
-	size_t culprit = cul->commit, parent = cul->parent;
+	size_t parent = cul->parent;
+	size_t ua = 0, ub = 0, la = 0, lb = 0;
 	double error = s->error;
 	int upper = -1, lower = -1;
 
-	/* Only stretches between an older and a newer commit of one line
-	 * of history, and a bounded number of them, so the follow-ups end. */
+	/* A bounded number of parts, so the follow-ups end. */
 	if (e->parts_pushed >= 2 * BISECT_MAX_CULPRITS ||
 	    e->out->culprit_count >= BISECT_MAX_CULPRITS) {
 		segment_clear(s);
 		(*depth)--;
 		return 0;
 	}
-	if (culprit != high_end && is_ancestor(e, culprit, high_end))
-		upper = levels_differ(e, culprit, high_end, e->scratch);
-	if (parent != low_end && cul->ambiguous_count <= 1 &&
-	    !e->commits[parent].build_failed && is_ancestor(e, low_end, parent))
-		lower = levels_differ(e, low_end, parent, e->scratch);
-	if ((upper == 0 && firm_up(e, culprit, high_end)) ||
-	    (lower == 0 && firm_up(e, low_end, parent)))
+	/* Above: the culprit and the commits found at the high level,
+	 * oldest first.  Below: those found at the low level, and the
+	 * culprit's parent. */
+	if (high_chain(e, s) &&
+	    chain_change(e, e->chain, e->chain_n, &ua, &ub))
+		upper = fresh_differ(e, ua, ub);
+	if (cul->ambiguous_count <= 1 && !e->commits[parent].build_failed &&
+	    low_chain(e, s, parent) &&
+	    chain_change(e, e->chain, e->chain_n, &la, &lb) &&
+	    is_ancestor(e, la, lb))
+		lower = fresh_differ(e, la, lb);
+	if ((upper == 0 && firm_up(e, ua, ub)) ||
+	    (lower == 0 && firm_up(e, la, lb)))
 		return 1; /* runs asked for */
 	segment_clear(s);
 	(*depth)--;
 	if (upper == 1 && *depth < MAX_SEGMENTS &&
-	    push_part(e, stack, depth, culprit, high_end, error) < 0)
+	    push_part(e, stack, depth, ua, ub, error) < 0)
 		return -2;
 	if (lower == 1 && *depth < MAX_SEGMENTS &&
-	    push_part(e, stack, depth, low_end, parent, error) < 0)
+	    push_part(e, stack, depth, la, lb, error) < 0)
 		return -2;
 	return 0;
 }
@@ -849,6 +1051,8 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 			continue;
 		}
 		c = &e->commits[mid];
+		if (firm_up_level(e, s, &low, &high))
+			return 0; /* runs requested */
 		dec = classify(e, &low, &high, c, &llr);
 		if (dec == DECIDE_NONE && c->value_count >= e->opts->runs_max) {
 			/* The evidence stays weak: the nearer level. */
@@ -860,7 +1064,22 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 			llr = 0;
 		}
 		if (dec == DECIDE_NONE) {
+			size_t level_commit, level_n;
+
 			set_class(e, mid, BISECT_UNDECIDED);
+			/* A commit measured better than a level it is
+			 * compared with gains nothing from more runs of its
+			 * own: the level needs them (it may hold a commit
+			 * classified wrongly, which more runs expose). */
+			if (c->value_count >= 2 * e->opts->step_runs_min &&
+			    weak_level(e, s, &low, &high, &level_commit,
+				       &level_n) &&
+			    c->value_count >= level_n) {
+				request(e, level_commit,
+					level_n > 4 ? level_n / 2 : 2,
+					BISECT_SEARCH);
+				return 0;
+			}
 			request(e, mid,
 				more_step_runs(e, &low, &high, llr,
 					       c->value_count),
@@ -869,7 +1088,7 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 		}
 		out->steps_done++;
 		s->error += exp(-fabs(llr));
-		if (idlist_push(&e->noise_commits, mid) < 0)
+		if (noise_add(e, mid) < 0)
 			return -2;
 		estimate_sigma(e);
 		if (dec == DECIDE_LOW) {
@@ -1038,7 +1257,8 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 		return 0;
 	}
 	e.scratch = malloc((total_runs + 1) * sizeof(*e.scratch));
-	if (e.scratch == NULL ||
+	e.chain = malloc(count * sizeof(*e.chain));
+	if (e.scratch == NULL || e.chain == NULL ||
 	    bisect_set_init(&e.tmp, count) < 0 ||
 	    bisect_set_init(&e.all, count) < 0)
 		goto out;
@@ -1109,8 +1329,8 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 		    : -1.0;
 
 	/* 2. Bisection, 3. confirmation. */
-	if (idlist_push(&e.noise_commits, 0) < 0 ||
-	    idlist_push(&e.noise_commits, count - 1) < 0)
+	if (bisect_set_init(&e.in_noise, count) < 0 || noise_add(&e, 0) < 0 ||
+	    noise_add(&e, count - 1) < 0)
 		goto out;
 	estimate_sigma(&e);
 	if (segment_new(&stack[0], count) < 0 ||
@@ -1149,7 +1369,9 @@ out:
 	for (i = 0; i < MAX_SEGMENTS; i++)
 		segment_clear(&stack[i]);
 	free(e.noise_commits.v);
+	bisect_set_clear(&e.in_noise);
 	free(e.scratch);
+	free(e.chain);
 	bisect_set_clear(&e.tmp);
 	bisect_set_clear(&e.all);
 	if (error < 0)

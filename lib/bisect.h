@@ -21,15 +21,20 @@
  *  2. The range is bisected as `git bisect` does on a DAG (the commit that
  *     best halves the candidates; commits whose build failed are avoided).
  *     Each tested commit is classified sequentially against the two levels
- *     on either side of its segment, estimated from every run classified so
- *     far: a sequential probability ratio test with a bounded (clipped)
- *     log-likelihood, so outliers cannot decide alone, and a consistency
- *     check; a commit like neither level splits the segment in two, so
- *     every change point is found.
+ *     on either side of its segment, estimated from the commits classified
+ *     so far: a likelihood ratio of the commit's (clipped) location under
+ *     each level that counts the levels' own uncertainty, so a level known
+ *     from few runs gets more runs rather than deciding too much, and a
+ *     consistency check; a commit like neither level splits the segment
+ *     in two, so every change point is found.
  *  3. Each culprit is confirmed against its parent with fresh interleaved
- *     runs before it is reported; the confidence combines the error bounds
- *     of the steps that led to it with the confirmation test.
- */
+ *     runs before it is reported (a culprit the fresh runs refute is not
+ *     named beside a confirmed one); the confidence combines the error
+ *     bounds of the steps that led to it with the confirmation test.
+ *     Then the commits the search put at each level are checked for a
+ *     change it stepped over, and any found is searched too.
+ * Tests on fresh runs use the noise's sd pooled over every decided commit.
+  */
 #ifndef STATBISECT_BISECT_H
 #define STATBISECT_BISECT_H
 
@@ -66,7 +71,9 @@ struct bisect_options {
 	size_t step_runs_min;  /* runs of a tested commit before its first
 				  look (>= 2) */
 	size_t confirm_runs;   /* fresh runs per side of a confirmation */
-	size_t confirm_max;    /* most confirmation runs per side */
+	size_t confirm_max;    /* most confirmation runs per side of one
+				  confirmation (a commit a follow-up
+				  compares may get as many again) */
 	double min_change_pct; /* smallest change of the KPI that matters */
 	double alpha;          /* false-alarm rate of the endpoint test */
 	double step_alpha;     /* error bound of one classification */
