@@ -1719,6 +1719,65 @@ test_bisect__confirm_never_asks_negative_runs_of_a_parent(void **state)
 }
 
 /*
+ * A commit measured better than the levels it is compared with, and still
+ * undecided, gains nothing from more runs of its own: the level does.
+ * Range 0..4, linear; the endpoints have 12 runs each, 1000 and 980 with
+ * the same spread (sd about 11); commit 2, the first split, has 12 runs
+ * centred on 990, exactly between: its likelihood ratio is 0 and it is
+ * 2.2 standard errors from either level, neither consistent with one nor
+ * far from both.  The engine must ask for runs of a level's commit (the
+ * older endpoint, on a tie), not a 13th run of commit 2.
+ */
+static void test_bisect__undecided_commit_sends_runs_to_its_level(void **state)
+{
+	/* alternating, so that every prefix of commit 2's runs, which the
+	 * sequential test replays, stays near the middle too */
+	static const double spread[12] = {-2, 2,  -5,  5,  -8,  8,
+					  -11, 11, -14, 14, -17, 17};
+	double good[12], bad[12], mid[12];
+	const size_t parents[5] = {0, 0, 1, 2, 3};
+	struct bisect_commit commits[5];
+	enum bisect_class classes[5];
+	struct bisect_options opts;
+	struct bisect_result res;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 12; i++) {
+		good[i] = 1000 + spread[i];
+		bad[i] = 980 + spread[i];
+		mid[i] = 990 + spread[i];
+	}
+	memset(commits, 0, sizeof(commits));
+	for (i = 1; i < 5; i++) {
+		commits[i].parents = &parents[i];
+		commits[i].parent_count = 1;
+	}
+	commits[0].values = good;
+	commits[0].value_count = 12;
+	commits[2].values = mid;
+	commits[2].value_count = 12;
+	commits[4].values = bad;
+	commits[4].value_count = 12;
+	bisect_options_init(&opts, true);
+	assert_int_equal(bisect_step(&res, classes, commits, 5, &opts), 0);
+	assert_int_equal(res.verdict, BISECT_PENDING);
+	assert_int_equal(classes[2], BISECT_UNDECIDED);
+	assert_int_equal(res.request_count, 1);
+	assert_int_equal(res.requests[0].commit, 0);
+	assert_int_equal(res.requests[0].purpose, BISECT_SEARCH);
+	assert_true(res.requests[0].runs >= 2);
+	assert_true(res.requests[0].runs <= opts.runs_max - 12);
+
+	/* With 3 runs of its own, commit 2 is asked for more itself. */
+	commits[2].value_count = 3;
+	assert_int_equal(bisect_step(&res, classes, commits, 5, &opts), 0);
+	assert_int_equal(res.verdict, BISECT_PENDING);
+	assert_int_equal(res.request_count, 1);
+	assert_int_equal(res.requests[0].commit, 2);
+}
+
+/*
  * Adjacent change points 12 and 13 (4 sd each) with 2 fresh runs per
  * round: the first culprit (12) often needs several rounds, and its
  * confirmation runs then outnumber what the second culprit's
@@ -1929,6 +1988,8 @@ int main(void)
 		test_bisect__contradicted_culprit_is_never_reported_confirmed),
 	    cmocka_unit_test(
 		test_bisect__confirm_never_asks_negative_runs_of_a_parent),
+	    cmocka_unit_test(
+		test_bisect__undecided_commit_sends_runs_to_its_level),
 	    cmocka_unit_test(
 		test_bisect__adjacent_culprits_stay_within_confirm_max),
 	    cmocka_unit_test(
