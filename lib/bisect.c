@@ -554,6 +554,24 @@ static int confirm_test(struct engine *e, struct stats_test *t,
 }
 
 /*
+ * The level of a confirmation's look after `have` fresh runs a side.
+ * ALPHA_CONFIRM is spent over the rounds of fresh runs, so that looking
+ * again after each round adds no false confirmations: half of it on the
+ * first round, which settles a clear change, the rest evenly over the
+ * others.
+ */
+static double confirm_alpha(const struct bisect_options *o, size_t have)
+{
+	size_t rounds = (o->confirm_max + o->confirm_runs - 1) / o->confirm_runs;
+	size_t round = (have + o->confirm_runs - 1) / o->confirm_runs;
+
+	if (rounds <= 1)
+		return ALPHA_CONFIRM;
+	return round <= 1 ? ALPHA_CONFIRM / 2
+			  : ALPHA_CONFIRM / (2.0 * (double)(rounds - 1));
+}
+
+/*
  * Checks culprit `c` against reference `p` on fresh interleaved runs.
  * Returns 1 when decided (confirmed or not, filled into *cul), 0 after
  * asking for more runs.
@@ -574,12 +592,7 @@ static int confirm(struct engine *e, struct bisect_culprit *cul,
 		target = o->confirm_runs;
 	} else {
 		rc = confirm_test(e, &t, p, c, direction);
-		/* Alpha is spent over the rounds of fresh runs, so looking
-		 * again after each round adds no false confirmations. */
-		double rounds = ceil((double)o->confirm_max /
-				     (double)o->confirm_runs);
-
-		if (rc == 0 && t.p_value < ALPHA_CONFIRM / rounds) {
+		if (rc == 0 && t.p_value < confirm_alpha(o, have)) {
 			cul->confirmed = true;
 			cul->p_value = t.p_value;
 		} else if (have < o->confirm_max) {
@@ -747,20 +760,30 @@ static int split_holds_change(struct engine *e, struct segment *s,
 	return 0;
 }
 
+enum screen { SCREEN_NONE, SCREEN_MAYBE, SCREEN_CHANGE };
+
+/* Search runs a commit may get from chain_change's hints, at most. */
+#define SCREEN_RUNS_MAX(o) (3 * (o)->runs_min < (o)->runs_max \
+				    ? 3 * (o)->runs_min               \
+				    : (o)->runs_max)
+
 /*
  * A chain of commits, oldest first, each an ancestor of the next, that the
  * search put at one level.  Is there a change inside it after all?  Every
  * split into an older and a newer group is tried, and the one whose pooled
  * runs (search and fresh) differ most is taken: *older and *newer are the
- * commits on either side of it.  True when that difference is significant
- * at ALPHA_SCREEN after a Bonferroni correction over the splits, and at
- * least half of min_change_pct.  Pooling the runs of several commits sees
- * a change that a test of the two ends alone, on a few runs each, misses.
+ * commits on either side of it.  SCREEN_CHANGE when that difference is
+ * significant at ALPHA_SCREEN after a Bonferroni correction over the
+ * splits, and at least half of min_change_pct; SCREEN_MAYBE when it is
+ * nearly so and *weaker, the commit next to the split on the side with
+ * fewer runs, can get more.  Pooling the runs of several commits sees a
+ * change that a test of the two ends alone, on a few runs each, misses.
  */
-static bool chain_change(struct engine *e, const size_t *chain, size_t n,
-			 size_t *older, size_t *newer)
+static enum screen chain_change(struct engine *e, const size_t *chain,
+				size_t n, size_t *older, size_t *newer,
+				size_t *weaker)
 {
-	double best_p = 1.0;
+	double best_p = 1.0, corrected;
 	size_t k, i, j;
 
 	for (k = 0; k + 1 < n; k++) {
@@ -799,9 +822,19 @@ static bool chain_change(struct engine *e, const size_t *chain, size_t n,
 			best_p = p;
 			*older = chain[k];
 			*newer = chain[k + 1];
+			*weaker = cnt[0] <= cnt[1] ? chain[k] : chain[k + 1];
 		}
 	}
-	return best_p * (double)(n > 1 ? n - 1 : 1) < ALPHA_SCREEN;
+	corrected = best_p * (double)(n > 1 ? n - 1 : 1);
+	if (corrected < ALPHA_SCREEN)
+		return SCREEN_CHANGE;
+	/* A hint, not yet a finding: the side of the split measured least
+	 * gets more runs (a few, and only so many), and the chain is
+	 * looked at again. */
+	if (corrected < 2 * ALPHA_SCREEN &&
+	    e->commits[*weaker].value_count < SCREEN_RUNS_MAX(e->opts))
+		return SCREEN_MAYBE;
+	return SCREEN_NONE;
 }
 
 /*
@@ -950,7 +983,8 @@ static int follow_up(struct engine *e, struct segment *stack, size_t *depth)
 	const struct bisect_culprit *cul =
 		&e->out->culprits[e->out->culprit_count - 1];
 	size_t parent = cul->parent;
-	size_t ua = 0, ub = 0, la = 0, lb = 0;
+	size_t ua = 0, ub = 0, uw = 0, la = 0, lb = 0, lw = 0;
+	enum screen up = SCREEN_NONE, down = SCREEN_NONE;
 	double error = s->error;
 	int upper = -1, lower = -1;
 
@@ -964,17 +998,32 @@ static int follow_up(struct engine *e, struct segment *stack, size_t *depth)
 	/* Above: the culprit and the commits found at the high level,
 	 * oldest first.  Below: those found at the low level, and the
 	 * culprit's parent. */
-	if (high_chain(e, s) &&
-	    chain_change(e, e->chain, e->chain_n, &ua, &ub))
+	if (high_chain(e, s))
+		up = chain_change(e, e->chain, e->chain_n, &ua, &ub, &uw);
+	if (up == SCREEN_CHANGE)
 		upper = fresh_differ(e, ua, ub);
 	if (cul->ambiguous_count <= 1 && !e->commits[parent].build_failed &&
-	    low_chain(e, s, parent) &&
-	    chain_change(e, e->chain, e->chain_n, &la, &lb) &&
-	    is_ancestor(e, la, lb))
+	    low_chain(e, s, parent)) {
+		down = chain_change(e, e->chain, e->chain_n, &la, &lb, &lw);
+		if (down != SCREEN_NONE && !is_ancestor(e, la, lb))
+			down = SCREEN_NONE;
+	}
+	if (down == SCREEN_CHANGE)
 		lower = fresh_differ(e, la, lb);
 	if ((upper == 0 && firm_up(e, ua, ub)) ||
 	    (lower == 0 && firm_up(e, la, lb)))
 		return 1; /* runs asked for */
+	if (up == SCREEN_MAYBE || down == SCREEN_MAYBE) {
+		size_t w = up == SCREEN_MAYBE ? uw : lw;
+		size_t have = e->commits[w].value_count;
+		size_t cap = SCREEN_RUNS_MAX(e->opts);
+
+		request(e, w,
+			have + e->opts->runs_min <= cap ? e->opts->runs_min
+							: cap - have,
+			BISECT_SEARCH);
+		return 1;
+	}
 	segment_clear(s);
 	(*depth)--;
 	if (upper == 1 && *depth < MAX_SEGMENTS &&
