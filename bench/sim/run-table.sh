@@ -296,6 +296,25 @@ matrix("Harder ranges (Gaussian noise, change of 2 sd)",
        else ("skipped %d" % r["skipped_culprit"]) if r["skip_rate"] > 0
        else "")
 
+print("### Where the engine's runs go")
+print()
+para("Mean runs per trial by purpose: the endpoints' search runs (with the"
+     " runs a level got to be firm enough to classify against), the other"
+     " commits' search runs, and fresh confirmation runs (culprits against"
+     " their parents, and the follow-ups' checks for a second change).")
+print("| range | endpoints | steps | confirmation | all |")
+print("| --- | --- | --- | --- | --- |")
+for label, key in (("Gaussian 2 sd", "gaussian-e2"),
+                   ("Gaussian 1 sd", "gaussian-e1"),
+                   ("Gaussian 0.5 sd", "gaussian-e0.5"),
+                   ("drift 2 sd", "drift-e2"), ("merges", "merges"),
+                   ("two changes", "changes2")):
+    r = res[key + "-engine"]
+    print("| %s | %.1f | %.1f | %.1f | %.1f |" % (
+        label, r["runs_endpoints_mean"], r["runs_steps_mean"],
+        r["runs_confirm_mean"], r["runs_mean"]))
+print()
+
 eng = lambda k: res[k + "-engine"]
 checks = []
 
