@@ -562,8 +562,9 @@ static int confirm_test(struct engine *e, struct stats_test *t,
  */
 static double confirm_alpha(const struct bisect_options *o, size_t have)
 {
-	size_t rounds = (o->confirm_max + o->confirm_runs - 1) / o->confirm_runs;
-	size_t round = (have + o->confirm_runs - 1) / o->confirm_runs;
+	size_t step = o->confirm_runs;
+	size_t rounds = (o->confirm_max + step - 1) / step;
+	size_t round = (have + step - 1) / step;
 
 	if (rounds <= 1)
 		return ALPHA_CONFIRM;
@@ -1291,9 +1292,13 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	out->candidates_left = count - 1;
 	out->steps_left = log2_ceil(count - 1);
 	for (i = 0; i < count; i++) {
+		/* A commit with runs that the search does not classify again
+		 * (tested in a part that turned out to hold no change, say)
+		 * is undecided, not untested. */
 		set_class(&e, i,
-			  commits[i].build_failed ? BISECT_SKIPPED
-						  : BISECT_UNTESTED);
+			  commits[i].build_failed   ? BISECT_SKIPPED
+			  : commits[i].value_count > 0 ? BISECT_UNDECIDED
+						       : BISECT_UNTESTED);
 		total_runs += commits[i].value_count +
 			      commits[i].confirm_count;
 	}

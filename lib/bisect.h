@@ -54,7 +54,9 @@ enum bisect_class {
 	BISECT_UNTESTED = 0,
 	BISECT_GOOD_LIKE, /* at the level of the older side of its segment */
 	BISECT_BAD_LIKE,  /* at the level of the newer side */
-	BISECT_UNDECIDED, /* under test, evidence still weak */
+	BISECT_UNDECIDED, /* tested, not (or not yet) decided: under test
+			     with weak evidence, or in a part of the range
+			     that the search left */
 	BISECT_SKIPPED,   /* build failed (or the benchmark kept failing) */
 	BISECT_NEITHER,   /* at a third level: a change point on each side */
 };
