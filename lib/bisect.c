@@ -13,6 +13,10 @@
 #define ALPHA_EQUIVALENCE 0.05
 /* A confirmation passes when fresh runs show the change at this level. */
 #define ALPHA_CONFIRM 0.05
+/* A confirmation's last round is tested at about this z (alpha 0.005, one
+ * sided), and its runs are sized for this power (0.9). */
+#define Z_CONFIRM_LAST 2.576
+#define Z_CONFIRM_POWER 1.282
 /* A follow-up looks for a second change with fresh runs when the runs
  * so far hint at one at this level. */
 #define ALPHA_SCREEN 0.05
@@ -554,18 +558,54 @@ static int confirm_test(struct engine *e, struct stats_test *t,
 }
 
 /*
- * The level of a confirmation's look after `have` fresh runs a side.
- * ALPHA_CONFIRM is spent over the rounds of fresh runs, so that looking
- * again after each round adds no false confirmations: half of it on the
- * first round, which settles a clear change, the rest evenly over the
- * others.
+ * The most fresh runs a side one confirmation takes: enough to see the
+ * change the search found (`delta`, between the part's two levels) at the
+ * last round's level with power 0.9, at least four rounds of confirm_runs
+ * (a clear change needs one) and at most confirm_max.
  */
-static double confirm_alpha(const struct bisect_options *o, size_t have)
+static size_t confirm_limit(const struct engine *e, double delta)
 {
-	size_t step = o->confirm_runs;
-	size_t rounds = (o->confirm_max + step - 1) / step;
-	size_t round = (have + step - 1) / step;
+	const struct bisect_options *o = e->opts;
+	size_t least = 4 * o->confirm_runs;
+	double need;
 
+	if (least > o->confirm_max)
+		least = o->confirm_max;
+	if (!(e->sigma > 0) || delta == 0)
+		return least;
+	need = 2 * square((Z_CONFIRM_LAST + Z_CONFIRM_POWER) * e->sigma /
+			  delta);
+	if (need <= (double)least)
+		return least;
+	return need >= (double)o->confirm_max ? o->confirm_max
+					      : (size_t)ceil(need);
+}
+
+/*
+ * A confirmation's rounds: confirm_runs fresh runs a side, then twice as
+ * many in all after each round, up to `limit`.  For `have` runs a side,
+ * *round is the number of rounds done (1 at the first look), *rounds how
+ * many there are, *next the runs a side after the next round.  The alpha
+ * of a look spends ALPHA_CONFIRM over the rounds, so that looking after
+ * each adds no false confirmations: half on the first round, which
+ * settles a clear change, the rest evenly over the others.
+ */
+static double confirm_round(const struct bisect_options *o, size_t limit,
+			    size_t have, size_t *next)
+{
+	size_t target = o->confirm_runs, round = 0, rounds = 0;
+
+	*next = limit;
+	for (;;) {
+		rounds++;
+		if (target <= have)
+			round = rounds;
+		else if (*next == limit)
+			*next = target;
+		if (target >= limit)
+			break;
+		target = 2 * target < limit ? 2 * target : limit;
+	}
 	if (rounds <= 1)
 		return ALPHA_CONFIRM;
 	return round <= 1 ? ALPHA_CONFIRM / 2
@@ -573,12 +613,12 @@ static double confirm_alpha(const struct bisect_options *o, size_t have)
 }
 
 /*
- * Checks culprit `c` against reference `p` on fresh interleaved runs.
- * Returns 1 when decided (confirmed or not, filled into *cul), 0 after
- * asking for more runs.
+ * Checks culprit `c` against reference `p` on fresh interleaved runs, for
+ * a change of `delta` found by the search.  Returns 1 when decided
+ * (confirmed or not, filled into *cul), 0 after asking for more runs.
  */
 static int confirm(struct engine *e, struct bisect_culprit *cul,
-		   double direction)
+		   double direction, double delta)
 {
 	const struct bisect_options *o = e->opts;
 	const struct bisect_commit *p = &e->commits[cul->parent];
@@ -586,20 +626,19 @@ static int confirm(struct engine *e, struct bisect_culprit *cul,
 	struct stats_test t;
 	size_t have = p->confirm_count < c->confirm_count ? p->confirm_count
 							  : c->confirm_count;
-	size_t target;
+	size_t limit = confirm_limit(e, delta), target;
+	double alpha;
 	int rc;
 
 	if (have < o->confirm_runs) {
 		target = o->confirm_runs;
 	} else {
+		alpha = confirm_round(o, limit, have, &target);
 		rc = confirm_test(e, &t, p, c, direction);
-		if (rc == 0 && t.p_value < confirm_alpha(o, have)) {
+		if (rc == 0 && t.p_value < alpha) {
 			cul->confirmed = true;
 			cul->p_value = t.p_value;
-		} else if (have < o->confirm_max) {
-			target = have + o->confirm_runs;
-			if (target > o->confirm_max)
-				target = o->confirm_max;
+		} else if (have < limit) {
 			goto ask;
 		} else {
 			cul->confirmed = false;
@@ -629,7 +668,9 @@ static int finish_segment(struct engine *e, struct segment *s,
 {
 	struct bisect_result *out = e->out;
 	struct bisect_culprit *cul;
+	struct level low, high;
 	size_t lo, hi, i, left = bisect_set_count(&s->cand);
+	double delta = 0;
 
 	if (out->culprit_count == BISECT_MAX_CULPRITS)
 		return 1;
@@ -656,17 +697,15 @@ static int finish_segment(struct engine *e, struct segment *s,
 	}
 	cul->ambiguous_count = out->ambiguous_used - cul->ambiguous_first;
 	/* Without confirmation runs, the change is the levels'. */
-	{
-		struct level low, high;
-
-		if (level_of(&low, e, &s->low) == 0 &&
-		    level_of(&high, e, &s->high) == 0)
-			cul->change_pct = pct_change_of(low.mean, high.mean);
+	if (level_of(&low, e, &s->low) == 0 &&
+	    level_of(&high, e, &s->high) == 0) {
+		cul->change_pct = pct_change_of(low.mean, high.mean);
+		delta = fabs(high.mean - low.mean);
 	}
 	cul->p_value = 1.0;
 	if (e->opts->confirm && !e->commits[cul->parent].build_failed &&
 	    cul->parent != cul->commit) {
-		if (!confirm(e, cul, direction)) {
+		if (!confirm(e, cul, direction, delta)) {
 			out->culprit_count++; /* shown while confirming */
 			return 0;
 		}
@@ -869,19 +908,28 @@ static int fresh_differ(struct engine *e, size_t a, size_t b)
 	return t.p_value >= (have < 2 * o->confirm_runs ? 0.3 : 0.05) ? -1 : 0;
 }
 
-/* When fresh_differ is not sure: fresh runs of both, interleaved, as a
- * confirmation is made, while both are below twice confirm_max.  False when
- * confirmation is off or the bound is reached. */
+/*
+ * When fresh_differ is not sure: fresh runs of both, interleaved, as a
+ * confirmation is made.  A follow-up takes at most four rounds of
+ * confirm_runs (or confirm_max) a side: until the less measured of the
+ * two has twice that, and while neither has more than confirm_max beyond
+ * it (a culprit or its parent may hold up to confirm_max from its own
+ * confirmation).  False when confirmation is off or a bound is reached.
+ */
 static bool firm_up(struct engine *e, size_t a, size_t b)
 {
 	const struct bisect_options *o = e->opts;
 	const struct bisect_commit *ca = &e->commits[a], *cb = &e->commits[b];
+	size_t least = 4 * o->confirm_runs < o->confirm_max
+			       ? 4 * o->confirm_runs
+			       : o->confirm_max;
+	size_t fewer = ca->confirm_count < cb->confirm_count
+			       ? ca->confirm_count
+			       : cb->confirm_count;
 
-	/* A culprit or its parent may hold confirm_max runs already from
-	 * its own confirmation: a follow-up may add as many again. */
-	if (!o->confirm ||
-	    ca->confirm_count + o->confirm_runs > 2 * o->confirm_max ||
-	    cb->confirm_count + o->confirm_runs > 2 * o->confirm_max)
+	if (!o->confirm || fewer + o->confirm_runs > 2 * least ||
+	    ca->confirm_count + o->confirm_runs > o->confirm_max + least ||
+	    cb->confirm_count + o->confirm_runs > o->confirm_max + least)
 		return false;
 	e->out->interleave = true;
 	request(e, a, o->confirm_runs, BISECT_CONFIRM);

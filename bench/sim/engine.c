@@ -212,6 +212,9 @@ int sim_engine(struct sim_outcome *out, struct sim_trial *trial)
 	bisect_options_init(&opts, cfg->higher_is_better);
 	opts.min_change_pct = cfg->min_change_pct;
 	opts.runs_max = cfg->runs_max;
+	/* as high a bound on a confirmation: the engine sizes it by the
+	 * change found */
+	opts.confirm_max = cfg->runs_max;
 	for (calls = 0;; calls++) {
 		engine_feed(in, trial);
 		rc = bisect_step(&res, classes, in, count, &opts);

@@ -159,8 +159,10 @@ skip` does.
 - **engine**: `bisect_step()` in a loop with `min_change_pct` 0.25 (a
   quarter of an sd: a testcase that cares about changes of half an sd must
   set its threshold below them, or a change exactly at the threshold is as
-  likely called "the same" as "different") and `runs_max` 1000, fed the
-  runs it asks for; runs asked for with
+  likely called "the same" as "different"), `runs_max` 1000 and
+  `confirm_max` as high (the engine sizes each confirmation by the change
+  the search found: at 0.5 sd that takes about a hundred fresh runs a
+  side), fed the runs it asks for; runs asked for with
   `interleave` are made alternately (A B A B), so the drift model sees the
   order a worker would run them in.
 - **oracle**: told the true levels and the noise's sd, it makes no
@@ -259,7 +261,7 @@ para("Measured with `bench/sim/run-table.sh` (tree %s, %s trials per cell,"
      " runs count every benchmark run of the trial: endpoints, steps and"
      " confirmation.  Unless a table says otherwise the range is linear,"
      " with one change of 2 sd, min_change_pct 0.25 (a quarter of an sd),"
-     " runs_max"
+     " runs_max and confirm_max"
      " 1000 and a higher-is-better KPI."
      % (os.environ["REVISION"], os.environ["TRIALS"], os.environ["COMMITS"],
         os.environ["SEED"], os.environ["JOBS"], int(os.environ["ELAPSED"]),

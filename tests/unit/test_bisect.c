@@ -1778,6 +1778,66 @@ static void test_bisect__undecided_commit_sends_runs_to_its_level(void **state)
 }
 
 /*
+ * A confirmation is sized by the change the search found.  Range 0..2:
+ * the endpoints and commit 1 have 200 runs each (sd about 9.8), commit 1
+ * at good's level, bad half an sd lower; the search names 2 against 1.
+ * Their first 16 fresh runs a side show no change.  With confirm_max 16
+ * that is the end: 2 is reported unconfirmed.  With confirm_max 1000 the
+ * engine knows 16 runs cannot show half an sd and asks for the next
+ * round (32 a side in all) instead.
+ */
+static void test_bisect__confirmation_is_sized_by_the_change(void **state)
+{
+	double good[200], bad[200], fresh[16];
+	const size_t parents[3] = {0, 0, 1};
+	struct bisect_commit commits[3];
+	struct bisect_options opts;
+	struct bisect_result res;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 200; i++) {
+		double spread = ((double)(i % 20) - 9.5) * 1.7;
+
+		good[i] = 1000 + spread;
+		bad[i] = 995 - spread;
+	}
+	for (i = 0; i < 16; i++)
+		fresh[i] = 1000 + ((double)(i % 8) - 3.5) * 2.0;
+	memset(commits, 0, sizeof(commits));
+	for (i = 0; i < 3; i++) {
+		commits[i].values = i == 2 ? bad : good;
+		commits[i].value_count = 200;
+		commits[i].parents = &parents[i];
+		commits[i].parent_count = i > 0;
+	}
+	commits[1].confirm_values = fresh;
+	commits[1].confirm_count = 16;
+	commits[2].confirm_values = fresh;
+	commits[2].confirm_count = 16;
+	bisect_options_init(&opts, true);
+	opts.runs_max = 1000;
+	opts.min_change_pct = 0.1;
+
+	assert_int_equal(bisect_step(&res, NULL, commits, 3, &opts), 0);
+	assert_int_equal(res.verdict, BISECT_REGRESSION);
+	assert_int_equal(res.culprit_count, 1);
+	assert_int_equal(res.culprits[0].commit, 2);
+	assert_false(res.culprits[0].confirmed);
+
+	opts.confirm_max = 1000;
+	assert_int_equal(bisect_step(&res, NULL, commits, 3, &opts), 0);
+	assert_int_equal(res.verdict, BISECT_PENDING);
+	assert_true(res.interleave);
+	assert_int_equal(res.request_count, 2);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(res.requests[i].purpose, BISECT_CONFIRM);
+		assert_int_equal(res.requests[i].runs, 16);
+	}
+	assert_int_equal(res.requests[0].commit + res.requests[1].commit, 3);
+}
+
+/*
  * Adjacent change points 12 and 13 (4 sd each) with 2 fresh runs per
  * round: the first culprit (12) often needs several rounds, and its
  * confirmation runs then outnumber what the second culprit's
@@ -1990,6 +2050,7 @@ int main(void)
 		test_bisect__confirm_never_asks_negative_runs_of_a_parent),
 	    cmocka_unit_test(
 		test_bisect__undecided_commit_sends_runs_to_its_level),
+	    cmocka_unit_test(test_bisect__confirmation_is_sized_by_the_change),
 	    cmocka_unit_test(
 		test_bisect__adjacent_culprits_stay_within_confirm_max),
 	    cmocka_unit_test(
