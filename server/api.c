@@ -984,11 +984,8 @@ void api_jobs_get(struct http_response *res, struct http_request *req)
 	PGconn *conn = db_conn();
 	json_t *job;
 
-	if (!http_parse_id(req->params[0], &job_id)) {
-		http_error(res, 404, "not_found", "no job '%s'",
-			   req->params[0]);
+	if (!http_path_id(res, req->params[0], "not_found", "job", &job_id))
 		return;
-	}
 	if (conn == NULL) {
 		http_db_failed(res);
 		return;
@@ -1007,11 +1004,8 @@ void api_jobs_report(struct http_response *res, struct http_request *req)
 	long long job_id;
 	PGresult *r;
 
-	if (!http_parse_id(req->params[0], &job_id)) {
-		http_error(res, 404, "not_found", "no job '%s'",
-			   req->params[0]);
+	if (!http_path_id(res, req->params[0], "not_found", "job", &job_id))
 		return;
-	}
 	r = db_exec(db_conn(),
 		    "SELECT j.id, o.message FROM jobs j LEFT JOIN outbox o"
 		    " ON o.job_id = j.id WHERE j.id = $1 ORDER BY o.id DESC"
@@ -1041,11 +1035,8 @@ void api_jobs_cancel(struct http_response *res, struct http_request *req)
 	json_t *job;
 	PGresult *r;
 
-	if (!http_parse_id(req->params[0], &job_id)) {
-		http_error(res, 404, "not_found", "no job '%s'",
-			   req->params[0]);
+	if (!http_path_id(res, req->params[0], "not_found", "job", &job_id))
 		return;
-	}
 	if (conn == NULL || db_begin(conn) < 0) {
 		http_db_failed(res);
 		return;

@@ -218,11 +218,8 @@ static bool runs_load(struct http_response *res, struct http_request *req,
 	const char *params[1] = {req->params[0]};
 
 	*out = NULL;
-	if (!http_parse_id(req->params[0], job_id)) {
-		http_error(res, 404, "not_found", "no job '%s'",
-			   req->params[0]);
+	if (!http_path_id(res, req->params[0], "not_found", "job", job_id))
 		return false;
-	}
 	*out = db_exec(db_conn(),
 		       "SELECT r.id, r.commit_idx, c.sha, w.name, r.exit_code,"
 		       " r.wall_s, r.kpi, r.metrics,"
@@ -646,11 +643,9 @@ static void api_more_tokens_revoke(struct http_response *res,
 	long long token_id;
 	PGresult *r;
 
-	if (!http_parse_id(req->params[0], &token_id)) {
-		http_error(res, 404, "not_found", "no token '%s'",
-			   req->params[0]);
+	if (!http_path_id(res, req->params[0], "not_found", "token",
+			  &token_id))
 		return;
-	}
 	r = db_exec(db_conn(),
 		    "UPDATE tokens SET revoked_at = now()"
 		    " WHERE id = $1 AND revoked_at IS NULL"
@@ -694,11 +689,8 @@ static void api_more_jobs_rerun(struct http_response *res,
 	long long job_id;
 	PGresult *r;
 
-	if (!http_parse_id(req->params[0], &job_id)) {
-		http_error(res, 404, "not_found", "no job '%s'",
-			   req->params[0]);
+	if (!http_path_id(res, req->params[0], "not_found", "job", &job_id))
 		return;
-	}
 	r = db_exec(db_conn(),
 		    "SELECT rp.name, t.name, j.good_sha, j.bad_sha, j.notify"
 		    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"

@@ -124,6 +124,14 @@ static void extra_headers_free(struct http_response *res)
 	res->extra_header_count = 0;
 }
 
+void http_response_clear(struct http_response *res)
+{
+	free(res->body);
+	free(res->location);
+	extra_headers_free(res);
+	memset(res, 0, sizeof(*res));
+}
+
 void http_db_failed(struct http_response *res)
 {
 	http_error(res, 503, "unavailable",
@@ -143,6 +151,15 @@ bool http_parse_id(const char *text, long long *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+bool http_path_id(struct http_response *res, const char *text,
+		  const char *code, const char *noun, long long *out)
+{
+	if (http_parse_id(text, out))
+		return true;
+	http_error(res, 404, code, "no %s '%s'", noun, text);
+	return false;
 }
 
 json_t *http_json_body(struct http_response *res,

@@ -103,6 +103,13 @@ int http_add_header(struct http_response *res, const char *name,
 		    const char *value);
 
 /*
+ * Frees what `res` holds (body, location, headers) and empties it; for
+ * the answer of a handler that another handler calls, which no one
+ * sends.  The struct itself is the caller's.
+ */
+void http_response_clear(struct http_response *res);
+
+/*
  * Parses the request body as a JSON object.  On failure answers 400 in
  * `res` and returns NULL.
  */
@@ -114,6 +121,14 @@ void http_db_failed(struct http_response *res);
 
 /* Parses a positive decimal id from a path parameter; false otherwise. */
 bool http_parse_id(const char *text, long long *out);
+
+/*
+ * Parses the path parameter `text` as http_parse_id does.  When it is no
+ * id, answers 404 in `res` with the error `code` and "no <noun> '<text>'",
+ * as for an id that names nothing (none could), and returns false.
+ */
+bool http_path_id(struct http_response *res, const char *text,
+		  const char *code, const char *noun, long long *out);
 
 /* "read", "submit", "admin", "worker" or "none". */
 const char *http_role_name(enum http_role role);

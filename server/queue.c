@@ -179,11 +179,9 @@ void queue_claim(struct http_response *res, struct http_request *req)
 	json_error_t e;
 	PGresult *r;
 
-	if (!http_parse_id(req->params[0], &worker_id)) {
-		http_error(res, 404, "unknown_worker", "no worker '%s'",
-			   req->params[0]);
+	if (!http_path_id(res, req->params[0], "unknown_worker", "worker",
+			  &worker_id))
 		return;
-	}
 	if (conn == NULL || db_begin(conn) < 0) {
 		http_db_failed(res);
 		return;

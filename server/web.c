@@ -280,8 +280,9 @@ unsigned web_call_api(json_t **out, const char *method, const char *pattern,
 	http_handler handler = web_api_handler(method, pattern);
 	struct http_response answer = {0};
 	char *saved_body = req->body, *text = NULL;
-	size_t saved_len = req->body_len, i;
+	size_t saved_len = req->body_len;
 	json_error_t error;
+	unsigned status;
 
 	*out = NULL;
 	if (handler == NULL)
@@ -300,13 +301,9 @@ unsigned web_call_api(json_t **out, const char *method, const char *pattern,
 	if (answer.body != NULL && answer.content_type != NULL &&
 	    strstr(answer.content_type, "json") != NULL)
 		*out = json_loadb(answer.body, answer.body_len, 0, &error);
-	free(answer.body);
-	free(answer.location);
-	for (i = 0; i < answer.extra_header_count; i++) {
-		free(answer.extra_headers[i][0]);
-		free(answer.extra_headers[i][1]);
-	}
-	return answer.status;
+	status = answer.status;
+	http_response_clear(&answer);
+	return status;
 }
 
 const char *web_api_message(json_t *answer, const char *fallback)

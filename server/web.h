@@ -39,13 +39,17 @@ bool web_require(struct web_session *out, struct http_response *res,
 		 struct http_request *req, enum http_role need, bool page);
 
 /*
- * Parses the application/x-www-form-urlencoded body of a POST and checks
- * its "csrf" field against the session's.  Returns the fields as a JSON
- * object of strings (new reference), or NULL after answering 400 (bad
- * body) or 403 (missing or wrong CSRF token) in `res`.
+ * The start of every form POST that changes something: web_require for
+ * data (401, not a redirect, without a session), then the CSRF check of
+ * the application/x-www-form-urlencoded body, so no handler can do the
+ * one without the other.  Fills *out, and *form with the fields as a JSON
+ * object of strings (new reference) unless `form` is NULL (a button with
+ * no fields).  Returns false after answering: 401, 403 or 503 as
+ * web_require, 400 (bad body) or 403 (missing or wrong CSRF token).
  */
-json_t *web_form(struct http_response *res, const struct http_request *req,
-		 const struct web_session *session);
+bool web_require_post(struct web_session *out, json_t **form,
+		      struct http_response *res, struct http_request *req,
+		      enum http_role need);
 
 void web_signin_page(struct http_response *res, struct http_request *req);
 void web_signin(struct http_response *res, struct http_request *req);

@@ -106,10 +106,7 @@ static void admin_create(struct http_response *res, struct http_request *req,
 	const char *field, *message;
 	unsigned status;
 
-	if (!web_require(&session, res, req, ROLE_ADMIN, false))
-		return;
-	form = web_form(res, req, &session);
-	if (form == NULL)
+	if (!web_require_post(&session, &form, res, req, ROLE_ADMIN))
 		return;
 	values = form_values(form, fields);
 	body = json_deep_copy(values);
@@ -261,10 +258,7 @@ void web_admin_tokens_create(struct http_response *res,
 	const char *message;
 	unsigned status;
 
-	if (!web_require(&session, res, req, ROLE_ADMIN, false))
-		return;
-	form = web_form(res, req, &session);
-	if (form == NULL)
+	if (!web_require_post(&session, &form, res, req, ROLE_ADMIN))
 		return;
 	values = form_values(form, fields);
 	status = web_call_api(&reply, "POST", "/api/v1/tokens", req, values);
@@ -295,15 +289,11 @@ void web_admin_tokens_revoke(struct http_response *res,
 			     struct http_request *req)
 {
 	struct web_session session;
-	json_t *form, *reply = NULL;
+	json_t *reply = NULL;
 	unsigned status;
 
-	if (!web_require(&session, res, req, ROLE_ADMIN, false))
+	if (!web_require_post(&session, NULL, res, req, ROLE_ADMIN))
 		return;
-	form = web_form(res, req, &session);
-	if (form == NULL)
-		return;
-	json_decref(form);
 	status =
 	    web_call_api(&reply, "DELETE", "/api/v1/tokens/{}", req, NULL);
 	if (status == 200 || status == 204 || status == 409)

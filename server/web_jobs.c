@@ -386,10 +386,7 @@ void web_job_submit(struct http_response *res, struct http_request *req)
 	char location[64];
 	size_t i;
 
-	if (!web_require(&session, res, req, ROLE_SUBMIT, false))
-		return;
-	form = web_form(res, req, &session);
-	if (form == NULL)
+	if (!web_require_post(&session, &form, res, req, ROLE_SUBMIT))
 		return;
 	errors = json_object();
 	for (i = 0; required[i] != NULL; i++) {
@@ -453,12 +450,7 @@ void web_job_submit(struct http_response *res, struct http_request *req)
 		    web_api_message(reply, "The job could not be created."));
 	}
 out:
-	free(answer.body);
-	free(answer.location);
-	for (i = 0; i < answer.extra_header_count; i++) {
-		free(answer.extra_headers[i][0]);
-		free(answer.extra_headers[i][1]);
-	}
+	http_response_clear(&answer);
 	json_decref(reply);
 	json_decref(body);
 	json_decref(values);
@@ -948,20 +940,6 @@ void web_job_live(struct http_response *res, struct http_request *req)
 	web_security_headers(res);
 }
 
-/* Frees what a response holds (for answers of handlers called inside). */
-static void answer_clear(struct http_response *answer)
-{
-	size_t i;
-
-	free(answer->body);
-	free(answer->location);
-	for (i = 0; i < answer->extra_header_count; i++) {
-		free(answer->extra_headers[i][0]);
-		free(answer->extra_headers[i][1]);
-	}
-	memset(answer, 0, sizeof(*answer));
-}
-
 void web_job_report(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
@@ -982,7 +960,7 @@ void web_job_report(struct http_response *res, struct http_request *req)
 	web_error_page(res, answer.status, &session,
 		       web_api_message(reply, "There is no report."));
 	json_decref(reply);
-	answer_clear(&answer);
+	http_response_clear(&answer);
 }
 
 /* Answers a download with the REST handler of `pattern`. */
@@ -1028,52 +1006,38 @@ void web_job_runs_json(struct http_response *res, struct http_request *req)
 void web_job_cancel(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
-	struct http_response answer = {0};
 	char location[64];
-	json_error_t jerr;
+	json_t *reply = NULL;
 	long long job_id;
-	json_t *form, *reply;
+	unsigned status;
 
-	if (!web_require(&session, res, req, ROLE_SUBMIT, false))
+	if (!web_require_post(&session, NULL, res, req, ROLE_SUBMIT))
 		return;
-	form = web_form(res, req, &session);
-	if (form == NULL)
-		return;
-	json_decref(form);
 	if (!web_parse_id(req->params[0], &job_id)) {
 		web_error_page(res, 404, &session, "There is no such job.");
 		return;
 	}
-	api_jobs_cancel(&answer, req);
+	status = web_call_api(&reply, "DELETE", "/api/v1/jobs/{}", req, NULL);
 	/* 409: it finished meanwhile; the job page shows how. */
-	if (answer.status == 200 || answer.status == 409) {
+	if (status == 200 || status == 409) {
 		snprintf(location, sizeof(location), "/jobs/%lld", job_id);
 		web_redirect(res, location);
 	} else {
-		reply =
-		    answer.body != NULL
-			? json_loadb(answer.body, answer.body_len, 0, &jerr)
-			: NULL;
-		web_error_page(res, answer.status, &session,
+		web_error_page(res, status, &session,
 			       web_api_message(reply, "Cannot cancel."));
-		json_decref(reply);
 	}
-	answer_clear(&answer);
+	json_decref(reply);
 }
 
 void web_job_rerun(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
 	char location[64];
-	json_t *form, *reply = NULL;
+	json_t *reply = NULL;
 	unsigned status;
 
-	if (!web_require(&session, res, req, ROLE_SUBMIT, false))
+	if (!web_require_post(&session, NULL, res, req, ROLE_SUBMIT))
 		return;
-	form = web_form(res, req, &session);
-	if (form == NULL)
-		return;
-	json_decref(form);
 	status =
 	    web_call_api(&reply, "POST", "/api/v1/jobs/{}/rerun", req, NULL);
 	if (status == 201 &&

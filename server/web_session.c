@@ -156,8 +156,13 @@ bool web_require(struct web_session *out, struct http_response *res,
 	return true;
 }
 
-json_t *web_form(struct http_response *res, const struct http_request *req,
-		 const struct web_session *session)
+/*
+ * Parses the form body of a POST and checks its "csrf" field against the
+ * session's.  The fields (new reference), or NULL after answering.
+ */
+static json_t *checked_form(struct http_response *res,
+			    const struct http_request *req,
+			    const struct web_session *session)
 {
 	json_t *form = http_form_body(res, req);
 	const char *csrf;
@@ -175,6 +180,24 @@ json_t *web_form(struct http_response *res, const struct http_request *req,
 		return NULL;
 	}
 	return form;
+}
+
+bool web_require_post(struct web_session *out, json_t **form,
+		      struct http_response *res, struct http_request *req,
+		      enum http_role need)
+{
+	json_t *fields;
+
+	if (!web_require(out, res, req, need, false))
+		return false;
+	fields = checked_form(res, req, out);
+	if (fields == NULL)
+		return false;
+	if (form != NULL)
+		*form = fields;
+	else
+		json_decref(fields);
+	return true;
 }
 
 /* A local path to go to after signing in: "/" unless `next` is one. */
@@ -338,15 +361,10 @@ void web_signout(struct http_response *res, struct http_request *req)
 {
 	const char *params[1] = {http_cookie(req, WEB_SESSION_COOKIE)};
 	struct web_session session;
-	json_t *form;
 	PGresult *r;
 
-	if (!web_require(&session, res, req, ROLE_READ, false))
+	if (!web_require_post(&session, NULL, res, req, ROLE_READ))
 		return;
-	form = web_form(res, req, &session);
-	if (form == NULL)
-		return;
-	json_decref(form);
 	r = db_exec(db_conn(),
 		    "DELETE FROM sessions WHERE session_hash ="
 		    " encode(sha256(convert_to($1, 'UTF8')), 'hex')",

@@ -93,17 +93,26 @@ class Repo:
         return sh("git rev-parse HEAD", cwd=self.path).strip()
 
 
-def bench_repo(path, commits, changes=None, broken=()):
+# The subsystems bench_repo's commit subjects name: commit i is
+# "AREAS[i % 5]: change number i".
+AREAS = ["net", "mm", "sched", "fs: ext4", "block"]
+
+
+def bench_repo(path, commits, changes=None, broken=(), owner=None):
     """commits after the root; changes: {index: new_mean}; broken: indexes
-    whose build fails.  Returns the repo and the SHAs, index 0 the root."""
+    whose build fails.  Returns the repo and the SHAs, index 0 the root.
+    Repositories made alike have the same commits; owner (a test module's
+    __name__) goes into the root commit, so that none of the module's
+    commits, nor a report naming one, is shared with another module's."""
     changes = changes or {}
     repo = Repo(path)
     mean = 1000.0
     repo.write("bench.c", BENCH_C)
     repo.write("build.sh", BUILD_SH)
     repo.write("mean", "%r\n" % mean)
+    if owner is not None:
+        repo.write("owner", "%s\n" % owner)
     shas = [repo.commit("bench: add the benchmark")]
-    areas = ["net", "mm", "sched", "fs: ext4", "block"]
     for i in range(1, commits + 1):
         if i in changes:
             repo.write("mean", "%r\n" % changes[i])
@@ -112,7 +121,7 @@ def bench_repo(path, commits, changes=None, broken=()):
             repo.write("BROKEN", "1\n")
         else:
             repo.remove("BROKEN")
-        shas.append(repo.commit("%s: change number %d" % (areas[i % len(areas)], i)))
+        shas.append(repo.commit("%s: change number %d" % (AREAS[i % len(AREAS)], i)))
     return repo, shas
 
 

@@ -11,31 +11,11 @@ import urllib.error
 import urllib.request
 
 import harness
-from harness import Api, Service, check, eq, test
+from harness import Api, Service, bench_repo, check, eq, test
 
 P = "api_more-"
-AREAS = ["net", "mm", "sched", "fs: ext4", "block"]
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 _made = {}
-
-
-def own_repo(path, commits, changes=None):
-    """harness.bench_repo, with a root commit of this module's own, so no
-    commit (and no report naming it) is shared with another module's
-    repositories, which bench_repo makes alike."""
-    changes = changes or {}
-    repo = harness.Repo(path)
-    repo.write("bench.c", harness.BENCH_C)
-    repo.write("build.sh", harness.BUILD_SH)
-    repo.write("mean", "%r\n" % 1000.0)
-    repo.write("owner", "%s\n" % __name__)
-    shas = [repo.commit("bench: add the benchmark")]
-    for i in range(1, commits + 1):
-        if i in changes:
-            repo.write("mean", "%r\n" % changes[i])
-        repo.write("file%02d.txt" % (i % 7), "change %d\n" % i)
-        shas.append(repo.commit("%s: change number %d" % (AREAS[i % len(AREAS)], i)))
-    return repo, shas
 
 
 def made(env):
@@ -45,9 +25,10 @@ def made(env):
         return _made
     svc = env.svc
     culprit = harness.rand_index(3, 10)
-    repo, shas = own_repo(os.path.join(env.root, P + "regr"), 12, {culprit: 950.0})
+    repo, shas = bench_repo(os.path.join(env.root, P + "regr"), 12, {culprit: 950.0},
+                            owner=__name__)
     svc.register(P + "regr", repo, P + "regr-tc")
-    flat, flat_shas = own_repo(os.path.join(env.root, P + "flat"), 6)
+    flat, flat_shas = bench_repo(os.path.join(env.root, P + "flat"), 6, owner=__name__)
     svc.register(P + "flat", flat, P + "flat-tc")
     a = svc.submit({"repo": P + "regr", "testcase": P + "regr-tc", "good": shas[0],
                     "bad": "main", "notify": ["dev@example.org"]})
@@ -274,7 +255,7 @@ def worker_list_shows_the_task_under_a_live_lease(env):
     svc = Service(env.root, env.cluster, "api_more", worker=False, lease_seconds=2,
                   conninfo=env.cluster.database("api_more"))
     try:
-        repo, shas = own_repo(os.path.join(env.root, P + "lease"), 3)
+        repo, shas = bench_repo(os.path.join(env.root, P + "lease"), 3, owner=__name__)
         svc.register(P + "lease", repo, P + "lease-tc")
         job = svc.submit({"repo": P + "lease", "testcase": P + "lease-tc",
                           "good": shas[0], "bad": shas[-1]})

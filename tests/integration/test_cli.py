@@ -7,33 +7,13 @@ import re
 import subprocess
 
 import harness
-from harness import check, eq, test
+from harness import bench_repo, check, eq, test
 
 P = "cli-"
 BIN = os.path.join(harness.ROOT, "bin", "statbisect")
-AREAS = ["net", "mm", "sched", "fs: ext4", "block"]
 PROGRESS = re.compile(r"^job (\d+): (queued|running), (\d+) commits? tested, (\d+) runs?, "
                       r"range [0-9a-f]{12}\.\.[0-9a-f]{12}( \(\d+ commits?\))?$")
 _made = {}
-
-
-def own_repo(path, commits, changes=None):
-    """harness.bench_repo, with a root commit of this module's own, so no
-    commit (and no report naming it) is shared with another module's
-    repositories, which bench_repo makes alike."""
-    changes = changes or {}
-    repo = harness.Repo(path)
-    repo.write("bench.c", harness.BENCH_C)
-    repo.write("build.sh", harness.BUILD_SH)
-    repo.write("mean", "%r\n" % 1000.0)
-    repo.write("owner", "%s\n" % __name__)
-    shas = [repo.commit("bench: add the benchmark")]
-    for i in range(1, commits + 1):
-        if i in changes:
-            repo.write("mean", "%r\n" % changes[i])
-        repo.write("file%02d.txt" % (i % 7), "change %d\n" % i)
-        shas.append(repo.commit("%s: change number %d" % (AREAS[i % len(AREAS)], i)))
-    return repo, shas
 
 
 def made(env):
@@ -42,9 +22,10 @@ def made(env):
         return _made
     svc = env.svc
     culprit = harness.rand_index(3, 12)
-    repo, shas = own_repo(os.path.join(env.root, P + "regr"), 14, {culprit: 950.0})
+    repo, shas = bench_repo(os.path.join(env.root, P + "regr"), 14, {culprit: 950.0},
+                            owner=__name__)
     svc.register(P + "regr", repo, P + "regr-tc")
-    flat, flat_shas = own_repo(os.path.join(env.root, P + "flat"), 6)
+    flat, flat_shas = bench_repo(os.path.join(env.root, P + "flat"), 6, owner=__name__)
     svc.register(P + "flat", flat, P + "flat-tc")
     # Slow runs, so a job is still open when the test cancels it.
     svc.api.ok("POST", "/api/v1/testcases",
@@ -99,7 +80,7 @@ def regression_exits_1_and_prints_the_culprit(env):
     job = svc.api.ok("GET", "/api/v1/jobs/%d" % job_id, token=svc.read_token)
     eq((job["verdict"], job["culprit"], job["notify"]),
        ("regression", shas[culprit], ["dev@example.org", "qa@example.org"]), "the job")
-    subject = "%s: change number %d" % (AREAS[culprit % 5], culprit)
+    subject = "%s: change number %d" % (harness.AREAS[culprit % 5], culprit)
     eq(out, 'job %d: regression: first bad commit %s "%s", %+.2f%% bench.score\n'
        % (job_id, shas[culprit], subject, job["change_pct"]), "verdict line")
 
