@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "utf8.h"
+
 static void set_errorf(char **err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -159,26 +161,39 @@ out:
 	return error;
 }
 
+/*
+ * Commit text as valid UTF-8: git keeps the bytes it was given and at most
+ * names their character set in the commit's encoding header, which covers
+ * the author line as well as the message.  Everything the rest of
+ * statbisect stores and shows comes through here.
+ */
+static int commit_text(char **out, const char *text, const char *encoding)
+{
+	if (text == NULL)
+		text = "";
+	return utf8_from_encoding(out, text, strlen(text), encoding);
+}
+
 static int commit_describe(struct gitrepo_commit *out, git_repository *repo,
 			   const git_oid *oid)
 {
 	git_commit *commit = NULL;
 	const git_signature *author;
-	const char *summary;
+	const char *encoding;
+	int error = -1;
 
 	if (git_commit_lookup(&commit, repo, oid) < 0)
 		return -1;
 	git_oid_tostr(out->sha, sizeof(out->sha), oid);
-	summary = git_commit_summary(commit);
+	encoding = git_commit_message_encoding(commit);
 	author = git_commit_author(commit);
-	out->subject = strdup(summary != NULL ? summary : "");
-	out->author_name = strdup(author->name != NULL ? author->name : "");
-	out->author_email = strdup(author->email != NULL ? author->email : "");
+	if (commit_text(&out->subject, git_commit_summary(commit),
+			encoding) == 0 &&
+	    commit_text(&out->author_name, author->name, encoding) == 0 &&
+	    commit_text(&out->author_email, author->email, encoding) == 0)
+		error = 0;
 	git_commit_free(commit);
-	if (out->subject == NULL || out->author_name == NULL ||
-	    out->author_email == NULL)
-		return -1;
-	return 0;
+	return error;
 }
 
 void gitrepo_commits_free(struct gitrepo_commit *commits, size_t count)

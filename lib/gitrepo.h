@@ -13,9 +13,12 @@
 
 #define GITREPO_SHA_LEN 40
 
+/* The text fields are valid UTF-8 whatever the commit holds: converted
+ * from the character set its encoding header declares when that is a
+ * single-byte one, with U+FFFD for every invalid byte sequence (utf8.h). */
 struct gitrepo_commit {
 	char sha[GITREPO_SHA_LEN + 1];
-	char *subject; /* first line of the message */
+	char *subject; /* first paragraph of the message, on one line */
 	char *author_name;
 	char *author_email;
 	/* Its parents inside the range, as indices into the array (always

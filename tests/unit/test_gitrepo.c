@@ -706,6 +706,65 @@ static size_t index_of(const struct gitrepo_commit *commits, size_t count,
 	return count;
 }
 
+/*
+ * Commit text is UTF-8 whatever the commit holds: a message and author
+ * written in Latin-1 under an encoding header are converted, bytes that
+ * are not UTF-8 in a commit without the header become U+FFFD.
+ */
+static void test_gitrepo__range_text_is_utf8_whatever_the_commit_holds(
+    void **state)
+{
+	char src[PATH_MAX], mirror[PATH_MAX], sha[3][GITREPO_SHA_LEN + 1];
+	struct gitrepo_commit *commits = NULL;
+	git_repository *repo = NULL;
+	size_t count = 0;
+	git_oid good, bad;
+	char *err = NULL;
+
+	(void)state;
+	init_repo(src, "latin1-src");
+	write_file(src, "f.txt", "0\n");
+	commit_all(src, 0, "root", sha[0]);
+	write_file(src, "f.txt", "1\n");
+	/* printf's octal escapes in Latin-1: \351 e acute, \350 e grave,
+	 * \374 u umlaut; \377 and \300\257 are never UTF-8. */
+	run("cd '%s' && printf 'net: caf\\351 cr\\350me\\n\\nBody.\\n' >../m1"
+	    " && git add -A && GIT_AUTHOR_NAME=\"$(printf 'J\\374rgen')\""
+	    " git -c i18n.commitEncoding=ISO-8859-1 commit -q -F ../m1",
+	    src);
+	capture(sha[1], sizeof(sha[1]), "git -C '%s' rev-parse HEAD", src);
+	/* git commit would take these bytes for Latin-1 and convert them,
+	 * so the object is written raw, as older git and importers did. */
+	run("cd '%s' && printf 'tree %%s\\nparent %%s\\n"
+	    "author Z\\351ro <z@example.com> 1700000000 +0000\\n"
+	    "committer Z <z@example.com> 1700000000 +0000\\n\\n"
+	    "mm: bad \\377 and \\300\\257 bytes\\n'"
+	    " $(git rev-parse 'HEAD^{tree}') $(git rev-parse HEAD) >../m2"
+	    " && git update-ref refs/heads/main"
+	    " $(git hash-object -t commit -w ../m2)",
+	    src);
+	capture(sha[2], sizeof(sha[2]), "git -C '%s' rev-parse HEAD", src);
+
+	path_join(mirror, tmp_root, "latin1.git");
+	assert_int_equal(gitrepo_mirror(&repo, mirror, src, &err), 0);
+	assert_int_equal(git_oid_fromstr(&good, sha[0]), 0);
+	assert_int_equal(git_oid_fromstr(&bad, sha[2]), 0);
+	assert_int_equal(
+	    gitrepo_range(&commits, &count, repo, &good, &bad, 1000, &err), 0);
+	assert_null(err);
+	assert_int_equal(count, 3);
+	assert_string_equal(commits[1].sha, sha[1]);
+	assert_string_equal(commits[1].subject,
+			    "net: caf\xc3\xa9 cr\xc3\xa8me");
+	assert_string_equal(commits[1].author_name, "J\xc3\xbcrgen");
+	assert_string_equal(commits[2].subject,
+			    "mm: bad \xef\xbf\xbd and \xef\xbf\xbd\xef\xbf\xbd"
+			    " bytes");
+	assert_string_equal(commits[2].author_name, "Z\xef\xbf\xbdro");
+	gitrepo_commits_free(commits, count);
+	git_repository_free(repo);
+}
+
 static void test_gitrepo__range_with_merge_has_every_commit(void **state)
 {
 	char src[PATH_MAX], mirror[PATH_MAX];
@@ -1074,6 +1133,8 @@ int main(void)
 	    cmocka_unit_test(
 		test_gitrepo__range_over_limit_refused_at_limit_ok),
 	    cmocka_unit_test(test_gitrepo__range_with_missing_commit_fails),
+	    cmocka_unit_test(
+		test_gitrepo__range_text_is_utf8_whatever_the_commit_holds),
 	    cmocka_unit_test(
 		test_gitrepo__range_with_merge_has_every_commit),
 	    cmocka_unit_test(test_gitrepo__checkout_new_worktree_writes_files),
