@@ -16,14 +16,31 @@ void db_configure(const char *conninfo)
 	db_conninfo = conninfo;
 }
 
+/*
+ * The session settings every connection needs, again after a reset (which
+ * opens a new session): times in UTC everywhere, so that the API never
+ * depends on where the database runs, and text in UTF-8 both ways, which
+ * is what statbisect stores and serves (commit text is made UTF-8 where it
+ * enters), whatever PGCLIENTENCODING says.
+ */
+static void session_setup(PGconn *conn)
+{
+	PQclear(PQexec(conn, "SET TIME ZONE 'UTC'"));
+	if (PQsetClientEncoding(conn, "UTF8") != 0)
+		log_error("database: cannot set the client encoding: %s",
+			  PQerrorMessage(conn));
+}
+
 PGconn *db_conn(void)
 {
 	if (db_thread_conn != NULL && PQstatus(db_thread_conn) == CONNECTION_OK)
 		return db_thread_conn;
 	if (db_thread_conn != NULL) {
 		PQreset(db_thread_conn);
-		if (PQstatus(db_thread_conn) == CONNECTION_OK)
+		if (PQstatus(db_thread_conn) == CONNECTION_OK) {
+			session_setup(db_thread_conn);
 			return db_thread_conn;
+		}
 		PQfinish(db_thread_conn);
 		db_thread_conn = NULL;
 	}
@@ -35,9 +52,7 @@ PGconn *db_conn(void)
 		db_thread_conn = NULL;
 		return NULL;
 	}
-	/* Times in UTC everywhere, so that the API never depends on where
-	 * the database runs. */
-	PQclear(PQexec(db_thread_conn, "SET TIME ZONE 'UTC'"));
+	session_setup(db_thread_conn);
 	return db_thread_conn;
 }
 
