@@ -369,6 +369,12 @@ if "decision_10000_commits_us" in decision:
           "< 1000 us", "%.0f us, %.0f us" % (
               us, float(decision["decision_10000_commits_p95_us"])),
           us < 1000)
+if "decision_10000_commits_final_us" in decision:
+    us = float(decision["decision_10000_commits_final_us"])
+    check("the verdict's decision, same range (median, p95)",
+          "< 1000 us", "%.0f us, %.0f us" % (
+              us, float(decision["decision_10000_commits_final_p95_us"])),
+          us < 1000)
 bugs = sum(res[name].get("bad_requests", 0) + res[name].get("failed", 0)
            for name, _ in configs if name.endswith("-engine"))
 check("engine: requests for failed builds, failed trials", "0",
