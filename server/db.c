@@ -9,7 +9,39 @@
 
 static const char *db_conninfo;
 static _Thread_local PGconn *db_thread_conn;
+/* The SQLSTATE of this thread's last failure ("" for none known). */
 static _Thread_local char db_last_state[6];
+
+static void remember_failure(const char *state)
+{
+	snprintf(db_last_state, sizeof(db_last_state), "%s",
+		 state != NULL ? state : "");
+}
+
+const char *db_last_failure(void)
+{
+	return db_last_state;
+}
+
+bool db_state_transient(const char *state)
+{
+	static const char *const classes[] = {
+		"08", /* connection exception */
+		"40", /* transaction rollback: serialization, deadlock */
+		"53", /* insufficient resources */
+		"57", /* operator intervention: shutdown, crash recovery */
+	};
+	size_t i;
+
+	/* No SQLSTATE: the connection broke before the server answered. */
+	if (state == NULL || strlen(state) != 5)
+		return true;
+	for (i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		if (strncmp(state, classes[i], 2) == 0)
+			return true;
+	}
+	return false;
+}
 
 void db_configure(const char *conninfo)
 {
@@ -46,6 +78,7 @@ PGconn *db_conn(void)
 	}
 	db_thread_conn = PQconnectdb(db_conninfo);
 	if (PQstatus(db_thread_conn) != CONNECTION_OK) {
+		remember_failure("08006"); /* connection failure */
 		log_error("database connection failed: %s",
 			  PQerrorMessage(db_thread_conn));
 		PQfinish(db_thread_conn);
@@ -70,8 +103,11 @@ PGresult *db_exec_state(PGconn *conn, const char *sql, int nparams,
 
 	if (sqlstate != NULL)
 		*sqlstate = NULL;
-	if (conn == NULL)
+	if (conn == NULL) {
+		remember_failure("08003"); /* connection does not exist */
 		return NULL;
+	}
+	remember_failure(NULL);
 	res = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
 	status = PQresultStatus(res);
 	if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK)
@@ -79,8 +115,7 @@ PGresult *db_exec_state(PGconn *conn, const char *sql, int nparams,
 	{
 		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 
-		snprintf(db_last_state, sizeof(db_last_state), "%s",
-			 state != NULL ? state : "");
+		remember_failure(state);
 		if (sqlstate != NULL)
 			*sqlstate = db_last_state;
 		/* A unique violation is an expected answer, not a fault. */

@@ -29,6 +29,21 @@ PGresult *db_exec(PGconn *conn, const char *sql, int nparams,
 PGresult *db_exec_state(PGconn *conn, const char *sql, int nparams,
 			const char *const *params, const char **sqlstate);
 
+/*
+ * The SQLSTATE of this thread's last failed command or connection (static
+ * storage; "" when the server gave none or the last command succeeded).
+ */
+const char *db_last_failure(void);
+
+/*
+ * Whether a failure with SQLSTATE `state` may pass if the client tries
+ * again: the database unreachable, shutting down, short of resources, or
+ * a transaction that lost a serialization race or a deadlock; also no
+ * SQLSTATE at all (the connection broke).  Anything else is a fault of
+ * the query or its data.
+ */
+bool db_state_transient(const char *state);
+
 /* BEGIN / COMMIT / ROLLBACK; begin and commit return 0 or -1. */
 int db_begin(PGconn *conn);
 int db_commit(PGconn *conn);

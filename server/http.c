@@ -134,8 +134,16 @@ void http_response_clear(struct http_response *res)
 
 void http_db_failed(struct http_response *res)
 {
-	http_error(res, 503, "unavailable",
-		   "the database is unavailable; try again");
+	const char *state = db_last_failure();
+
+	if (db_state_transient(state))
+		http_error(res, 503, "unavailable",
+			   "the database is unavailable; try again");
+	else
+		http_error(res, 500, "internal",
+			   "the database refused the request (SQLSTATE %s); "
+			   "the server log has the details",
+			   state);
 }
 
 bool http_parse_id(const char *text, long long *out)

@@ -116,7 +116,11 @@ void http_response_clear(struct http_response *res);
 json_t *http_json_body(struct http_response *res,
 		       const struct http_request *req);
 
-/* Answers 503: the database is unavailable. */
+/*
+ * Answers a failed database call: 503 "unavailable" when trying again may
+ * help (db_state_transient of this thread's last failure), else 500
+ * "internal" with the SQLSTATE.
+ */
 void http_db_failed(struct http_response *res);
 
 /* Parses a positive decimal id from a path parameter; false otherwise. */

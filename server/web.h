@@ -79,6 +79,11 @@ int web_render_fragment(char **out, const char *name, json_t *context);
 void web_error_page(struct http_response *res, unsigned status,
 		    const struct web_session *session, const char *message);
 
+/* The error page for a failed database call: 503 when trying again may
+ * help, else 500 (as http_db_failed decides). */
+void web_db_failed(struct http_response *res,
+		   const struct web_session *session);
+
 /* A 303 redirect to the local path `location`. */
 void web_redirect(struct http_response *res, const char *location);
 

@@ -21,13 +21,6 @@
 static const char *const job_states[] = {"queued", "running",	"done",
 					 "failed", "cancelled", NULL};
 
-static void db_down(struct http_response *res,
-		    const struct web_session *session)
-{
-	web_error_page(res, 503, session,
-		       "The database is unavailable; try again.");
-}
-
 /* An array of {"name", "selected"} from the first column of `sql`. */
 static json_t *name_options(const char *sql, const char *selected)
 {
@@ -171,7 +164,7 @@ void web_dashboard(struct http_response *res, struct http_request *req)
 		    " ORDER BY j.id DESC",
 		    5, params);
 	if (r == NULL) {
-		db_down(res, &session);
+		web_db_failed(res, &session);
 		return;
 	}
 	jobs = json_array();
@@ -893,7 +886,7 @@ static json_t *load_job_context(struct http_response *res,
 		ctx = job_context(conn, *job_id, session, &db_error);
 	if (ctx == NULL) {
 		if (db_error)
-			db_down(res, session);
+			web_db_failed(res, session);
 		else
 			web_error_page(res, 404, session,
 				       "There is no such job.");

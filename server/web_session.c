@@ -125,12 +125,23 @@ static void redirect_to_signin(struct http_response *res,
 	web_redirect(res, next);
 }
 
+void web_db_failed(struct http_response *res,
+		   const struct web_session *session)
+{
+	if (db_state_transient(db_last_failure()))
+		web_error_page(res, 503, session,
+			       "The database is unavailable; try again.");
+	else
+		web_error_page(res, 500, session,
+			       "The database refused the request; the server "
+			       "log has the details.");
+}
+
 bool web_require(struct web_session *out, struct http_response *res,
 		 struct http_request *req, enum http_role need, bool page)
 {
 	if (session_load(out, req) < 0) {
-		web_error_page(res, 503, NULL,
-			       "The database is unavailable; try again.");
+		web_db_failed(res, NULL);
 		return false;
 	}
 	if (!out->valid) {
@@ -302,8 +313,7 @@ void web_signin(struct http_response *res, struct http_request *req)
 	while (*token == ' ')
 		token++;
 	if (token_lookup(token, &role, &token_id, name, sizeof(name)) < 0) {
-		web_error_page(res, 503, NULL,
-			       "The database is unavailable; try again.");
+		web_db_failed(res, NULL);
 		goto out;
 	}
 	if (role == ROLE_NONE) {
@@ -335,8 +345,7 @@ void web_signin(struct http_response *res, struct http_request *req)
 		    " now() + $5::integer * interval '1 second')",
 		    5, params);
 	if (r == NULL) {
-		web_error_page(res, 503, NULL,
-			       "The database is unavailable; try again.");
+		web_db_failed(res, NULL);
 		goto out;
 	}
 	PQclear(r);
@@ -370,8 +379,7 @@ void web_signout(struct http_response *res, struct http_request *req)
 		    " encode(sha256(convert_to($1, 'UTF8')), 'hex')",
 		    1, params);
 	if (r == NULL) {
-		web_error_page(res, 503, &session,
-			       "The database is unavailable; try again.");
+		web_db_failed(res, &session);
 		return;
 	}
 	PQclear(r);

@@ -1,0 +1,46 @@
+"""A database that fails, on a cluster of the test's own: the API answers
+503 "try again" while the database is down, 500 with the SQLSTATE when it
+refuses a query's data (trying again would not help), and serves again,
+from the same server process, once the database is back."""
+import os
+
+from harness import Cluster, Service, bench_repo, check, eq, test
+
+
+@test
+def database_down_is_503_refused_data_is_500_and_service_resumes(env):
+    root = os.path.join(env.root, "dbfail")
+    os.makedirs(root, exist_ok=True)
+    cluster = Cluster(root)
+    svc = Service(root, cluster, "dbfail", worker=False)
+    try:
+        repo, _ = bench_repo(os.path.join(root, "repo"), 2, owner=__name__)
+        body = {"name": "dbfail", "url": repo.path}
+        eq(svc.api.call("GET", "/api/v1/repos")[0], 200, "up")
+
+        # Data the database refuses: a check that no new row passes.
+        cluster.psql("alter table repos add constraint dbfail_none"
+                     " check (false) not valid")
+        status, reply = svc.api.call("POST", "/api/v1/repos", body)
+        eq((status, reply["error"]["code"]), (500, "internal"), "refused data")
+        check("23514" in reply["error"]["message"],
+              "the SQLSTATE is named: %r" % reply["error"]["message"])
+        eq(cluster.psql("select count(*) from repos"), "0", "nothing stored")
+        cluster.psql("alter table repos drop constraint dbfail_none")
+        eq(svc.api.call("POST", "/api/v1/repos", body)[0], 201, "accepted again")
+
+        # The database goes away: try again, says the API, every time.
+        cluster.stop()
+        for what in ("the first call on a dead connection", "a reconnection refused"):
+            status, reply = svc.api.call("GET", "/api/v1/repos")
+            eq((status, reply["error"]["code"]), (503, "unavailable"), what)
+        eq(svc.api.call("GET", "/healthz", token="")[0], 200, "the server itself lives")
+
+        # Back: the same server process serves again.
+        eq(Cluster(root).conninfo, cluster.conninfo, "the same cluster")
+        status, reply = svc.api.call("GET", "/api/v1/repos")
+        eq(status, 200, "serving again")
+        eq([r["name"] for r in reply["repos"]], ["dbfail"], "what was stored")
+    finally:
+        svc.stop()
+        cluster.stop()
