@@ -1173,8 +1173,13 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 			    weak_level(e, s, &low, &high, &level_commit,
 				       &level_n) &&
 			    c->value_count >= level_n) {
+				size_t room = e->opts->runs_max -
+					      e->commits[level_commit]
+						      .value_count;
+				size_t runs = level_n > 4 ? level_n / 2 : 2;
+
 				request(e, level_commit,
-					level_n > 4 ? level_n / 2 : 2,
+					runs < room ? runs : room,
 					BISECT_SEARCH);
 				return 0;
 			}

@@ -1529,6 +1529,51 @@ static void test_bisect__two_change_points_are_both_found(void **state)
 }
 
 /*
+ * Two changes of 2 sd each at random places in 64 commits, 40 seeds, with
+ * runs_max at this harness's cap (64), low enough that the engine's
+ * requests meet it.  A commit at the middle level is often met with few
+ * runs and taken for one side, so the search steps over a change and the
+ * follow-ups' chain check must find it.  Both are found in at least 36
+ * trials (the simulator measures 0.97 over 1000), never a commit that did
+ * not change, and no request goes beyond runs_max (the sanity check of
+ * every answer; the rule that sends runs to a weak level once did).
+ */
+static void test_bisect__second_change_stepped_over_is_found(void **state)
+{
+	unsigned long seed;
+	size_t both = 0;
+
+	(void)state;
+	for (seed = 1; seed <= 40; seed++) {
+		struct bisect_options opts;
+		struct sim *s = sim_new(64, 10.0, 9000 + seed);
+		const struct bisect_result *res;
+		size_t a = 1 + (size_t)(seed * 7919 % 62), b, i, found = 0;
+
+		b = 1 + (a + 10 + (size_t)(seed * 104729 % 40)) % 63;
+		if (b == a)
+			b = a % 63 + 1;
+		bisect_options_init(&opts, true);
+		opts.runs_max = SIM_RUNS_CAP;
+		opts.min_change_pct = 0.25;
+		sim_step_at(s, a < b ? a : b, -2.0);
+		sim_step_at(s, a < b ? b : a, -2.0);
+		res = sim_run(s, &opts);
+		for (i = 0; i < res->culprit_count; i++) {
+			size_t c = res->culprits[i].commit;
+
+			assert_true(c == a || c == b);
+			found++;
+		}
+		both += found == 2;
+		assert_no_runs_beyond_max(s, &opts);
+		sim_free(s);
+	}
+	print_message("two changes: both found in %zu/40\n", both);
+	assert_true(both >= 36);
+}
+
+/*
  * Confirmation is asked for, interleaved, for the culprit and its parent
  * only; a clear 5-sd step is confirmed with a confidence above 0.9.
  */
@@ -2041,6 +2086,8 @@ int main(void)
 		test_bisect__merge_dag_finds_culprit_on_side_branch),
 	    cmocka_unit_test(test_bisect__merge_dag_blames_the_merge_commit),
 	    cmocka_unit_test(test_bisect__two_change_points_are_both_found),
+	    cmocka_unit_test(
+		test_bisect__second_change_stepped_over_is_found),
 	    cmocka_unit_test(
 		test_bisect__clear_step_is_confirmed_with_confidence),
 	    cmocka_unit_test(test_bisect__confirm_off_asks_no_confirm_runs),
