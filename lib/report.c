@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "utf8.h"
+
 #define REPORT_PLUSMINUS "\xc2\xb1"
 
 /* Column widths of a table row, as lkp-tests names them. */
@@ -846,35 +848,14 @@ static bool report_is_header_text(const char *s)
 /* Valid UTF-8 without C0 controls (TAB aside) and DEL. */
 static bool report_is_utf8_line(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
 
-	while (*p) {
-		unsigned int c = *p, cp;
-		size_t n, k;
+	for (; *s != '\0'; s += n) {
+		unsigned char c = (unsigned char)*s;
 
-		if (c < 0x80) {
-			if ((c < 0x20 && c != '\t') || c == 0x7f)
-				return false;
-			p++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 1, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 2, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 3, cp = c & 0x07;
-		else
+		n = utf8_char_len(s, 4);
+		if (n == 0 || (c < 0x20 && c != '\t') || c == 0x7f)
 			return false;
-		for (k = 1; k <= n; k++) {
-			if ((p[k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (p[k] & 0x3f);
-		}
-		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		p += n + 1;
 	}
 	return true;
 }

@@ -56,6 +56,14 @@ static size_t sequence_span(const unsigned char *s, size_t len, bool *valid)
 	return need;
 }
 
+size_t utf8_char_len(const char *s, size_t len)
+{
+	bool valid;
+	size_t span = sequence_span((const unsigned char *)s, len, &valid);
+
+	return valid ? span : 0;
+}
+
 /* Appends `len` bytes of `text` to `buf` as utf8_sanitize describes,
  * copying each run of valid text at once. */
 static void append_sanitized(struct strbuf *buf, const char *text, size_t len)

@@ -12,6 +12,15 @@
 #include <stddef.h>
 
 /*
+ * The length (1 to 4) of the well-formed UTF-8 character that starts the
+ * `len` (> 0) bytes at `s`, or 0 when they start with an ill-formed
+ * sequence (overlong, surrogate, above U+10FFFF, cut short, a stray
+ * byte).  A NUL is a character of length 1.  No byte after a NUL is read,
+ * so for a NUL-terminated string `len` may be 4.
+ */
+size_t utf8_char_len(const char *s, size_t len);
+
+/*
  * A copy of the `len` bytes at `text` (which may hold NULs and need not be
  * NUL-terminated) in which every ill-formed UTF-8 sequence, an overlong
  * form, a surrogate, a code point above U+10FFFF, a sequence cut short, a

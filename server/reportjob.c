@@ -17,6 +17,7 @@
 #include "rowselect.h"
 #include "server.h"
 #include "stats.h"
+#include "utf8.h"
 
 /* Longest commit subject, machine or branch text put in a report. */
 #define REPORTJOB_TEXT_MAX 300
@@ -201,33 +202,6 @@ out:
 	return error;
 }
 
-/* Bytes of the valid UTF-8 sequence at s (1 to 4), or 0. */
-static size_t utf8_sequence(const unsigned char *s)
-{
-	size_t n, i;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
 /*
  * A copy of `s` fit for one line of a report and of its headers: every
  * control character (CR, LF, TAB, ESC, DEL...) becomes a space, invalid
@@ -245,7 +219,7 @@ static char *clean_line(const char *s, size_t max)
 	if (out == NULL)
 		return NULL;
 	while (*p != '\0') {
-		n = utf8_sequence(p);
+		n = utf8_char_len((const char *)p, 4);
 		if ((size_t)(o - out) + (n ? n : 1) > max) {
 			memcpy(o, "...", 3);
 			o += 3;

@@ -306,10 +306,34 @@ static void test_utf8__every_two_byte_start_agrees_with_jansson(void **state)
 	}
 }
 
+/* utf8_char_len: a character's length, 0 for an ill-formed start, and
+ * never a read past a NUL. */
+static void test_utf8__char_len_measures_one_character(void **state)
+{
+	/* every byte after the NUL would make the sequence longer */
+	static const char cut[] = {(char)0xe2, (char)0x82, '\0',
+				   (char)0xac, (char)0xac};
+
+	(void)state;
+	assert_int_equal(utf8_char_len("a", 4), 1);
+	assert_int_equal(utf8_char_len("", 4), 1);
+	assert_int_equal(utf8_char_len("\xc3\xa9", 4), 2);
+	assert_int_equal(utf8_char_len("\xe2\x82\xac", 4), 3);
+	assert_int_equal(utf8_char_len("\xf0\x9f\x98\x80", 4), 4);
+	assert_int_equal(utf8_char_len("\xf0\x9f\x98\x80", 3), 0);
+	assert_int_equal(utf8_char_len("\xc0\xaf", 4), 0);	/* overlong */
+	assert_int_equal(utf8_char_len("\xed\xa0\x80", 4), 0); /* surrogate */
+	assert_int_equal(utf8_char_len("\xf4\x90\x80\x80", 4), 0);
+	assert_int_equal(utf8_char_len("\x80", 4), 0);
+	assert_int_equal(utf8_char_len("\xe9 ", 4), 0); /* Latin-1 e acute */
+	assert_int_equal(utf8_char_len(cut, sizeof(cut)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_utf8__valid_text_is_unchanged),
+	    cmocka_unit_test(test_utf8__char_len_measures_one_character),
 	    cmocka_unit_test(test_utf8__empty_input_is_an_empty_string),
 	    cmocka_unit_test(
 		test_utf8__stray_and_impossible_bytes_are_replaced),
