@@ -363,18 +363,13 @@ check("skip-rate 0.1: failed build as sole culprit", "0",
       "%d" % r["skipped_culprit"], r["skipped_culprit"] == 0)
 decision = dict(line.split(": ", 1) for line in
                 os.environ.get("DECISION", "").split("\n") if ": " in line)
-if "decision_10000_commits_us" in decision:
-    us = float(decision["decision_10000_commits_us"])
-    check("one decision, 10,000 commits with merges (median, p95)",
-          "< 1000 us", "%.0f us, %.0f us" % (
-              us, float(decision["decision_10000_commits_p95_us"])),
-          us < 1000)
-if "decision_10000_commits_final_us" in decision:
-    us = float(decision["decision_10000_commits_final_us"])
-    check("the verdict's decision, same range (median, p95)",
-          "< 1000 us", "%.0f us, %.0f us" % (
-              us, float(decision["decision_10000_commits_final_p95_us"])),
-          us < 1000)
+for key, what in (("", "one decision, 10,000 commits with merges"),
+                  ("final_", "the verdict's decision, same range")):
+    if "decision_10000_commits_%sus" % key in decision:
+        us = float(decision["decision_10000_commits_%sus" % key])
+        p95 = float(decision["decision_10000_commits_%sp95_us" % key])
+        check(what + " (median, p95)", "< 1000 us",
+              "%.0f us, %.0f us" % (us, p95), us < 1000)
 bugs = sum(res[name].get("bad_requests", 0) + res[name].get("failed", 0) +
            res[name].get("over_runs_max", 0)
            for name, _ in configs if name.endswith("-engine"))
