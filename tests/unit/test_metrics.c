@@ -318,10 +318,9 @@ static void test_metrics__decimal_point_ignores_locale(void **state)
 		if (comma != (locale_t)0)
 			break;
 	}
-	if (comma == (locale_t)0) {
-		print_message("no locale with a decimal comma is installed\n");
-		skip();
-	}
+	if (comma == (locale_t)0)
+		fail_msg("no locale with a decimal comma is installed: "
+			 "scripts/install-deps generates de_DE.UTF-8");
 	/* As if the program had called setlocale(); strtod() now stops. */
 	before = uselocale(comma);
 	assert_true(strtod("1.5", NULL) == 1);
