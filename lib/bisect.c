@@ -535,13 +535,8 @@ static int pooled_t(struct engine *e, struct stats_test *t, const double *a,
 {
 	if (!(e->sigma > 0) || e->sigma_dof < POOLED_DOF_MIN)
 		return stats_welch_t(t, a, na, b, nb);
-	if (na == 0 || nb == 0)
-		return -1;
-	t->statistic = (stats_mean(a, na) - stats_mean(b, nb)) /
-		       (e->sigma * sqrt(1.0 / (double)na + 1.0 / (double)nb));
-	t->df = (double)e->sigma_dof;
-	t->p_value = 2 * gsl_cdf_tdist_Q(fabs(t->statistic), t->df);
-	return 0;
+	return stats_t_known_sd(t, a, na, b, nb, e->sigma,
+				(double)e->sigma_dof);
 }
 
 /* One-sided: did `c` move away from `p` in `direction`, on fresh runs? */

@@ -276,6 +276,21 @@ int stats_welch_t(struct stats_test *out, const double *a, size_t na,
 	return 0;
 }
 
+int stats_t_known_sd(struct stats_test *out, const double *a, size_t na,
+		     const double *b, size_t nb, double sd, double df)
+{
+	if (out == NULL || !sample_ok(a, na, 1) || !sample_ok(b, nb, 1) ||
+	    !(isfinite(sd) && sd > 0) || !(df > 0))
+		return STATS_EINVAL;
+	out->statistic = (mean_of(a, na) - mean_of(b, nb)) /
+			 (sd * sqrt(1.0 / (double)na + 1.0 / (double)nb));
+	out->p_value = 2 * gsl_cdf_tdist_Q(fabs(out->statistic), df);
+	if (out->p_value > 1.0)
+		out->p_value = 1.0;
+	out->df = df;
+	return 0;
+}
+
 int stats_welch_t_one_sided(struct stats_test *out, const double *a, size_t na,
 			    const double *b, size_t nb, double shift)
 {

@@ -93,6 +93,19 @@ int stats_welch_t(struct stats_test *out, const double *a, size_t na,
 		  const double *b, size_t nb);
 
 /*
+ * Two-sample t-test of mean(a) - mean(b) when the noise's standard
+ * deviation `sd` is known from elsewhere, estimated with `df` degrees of
+ * freedom (a pooled estimate over many samples, as in an analysis of
+ * variance): statistic = (mean(a) - mean(b)) / (sd * sqrt(1/na + 1/nb)),
+ * p_value = 2 * scipy.stats.t.sf(|statistic|, df), df = df.
+ *
+ * Returns STATS_EINVAL for an empty or non-finite a or b, sd not positive
+ * and finite, df not positive, or a NULL out.
+ */
+int stats_t_known_sd(struct stats_test *out, const double *a, size_t na,
+		     const double *b, size_t nb, double sd, double df);
+
+/*
  * One-sided Welch test of H1: mean(b) - mean(a) > shift, i.e.
  * scipy.stats.ttest_ind(b - shift, a, equal_var=False,
  * alternative='greater').  statistic = (mean(b) - mean(a) - shift) / se,

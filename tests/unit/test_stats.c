@@ -35,6 +35,7 @@ enum ref_kind {
 	REF_DESC,
 	REF_WELCH,
 	REF_WELCH1,
+	REF_TSD,
 	REF_MWU,
 	REF_KS,
 	REF_TOST,
@@ -43,7 +44,7 @@ enum ref_kind {
 };
 
 static const char *const ref_kind_names[] = {
-    "desc", "welch", "welch1", "mwu", "ks", "tost", "bh", "boot",
+    "desc", "welch", "welch1", "tsd", "mwu", "ks", "tost", "bh", "boot",
 };
 
 struct ref_case {
@@ -109,6 +110,10 @@ static const char reference_script[] =
     "        t = stats.ttest_ind(b - par, a, equal_var=False,\n"
     "                            alternative=\"greater\")\n"
     "        r = [t.statistic, t.pvalue, welch_df(a, b)]\n"
+    "    elif kind == \"tsd\":\n"
+    "        df = na + nb + 30\n"
+    "        t = (np.mean(a) - np.mean(b)) / (par * np.sqrt(1 / na + 1 / nb))\n"
+    "        r = [t, 2 * stats.t.sf(abs(t), df), df]\n"
     "    elif kind == \"mwu\":\n"
     "        u = stats.mannwhitneyu(a, b, alternative=\"two-sided\",\n"
     "                               method=\"auto\")\n"
@@ -271,6 +276,24 @@ static void add_welch_cases(struct fixture *fx)
 	for (size_t i = 0; i < 3; i++)
 		add_drawn(fx, REF_WELCH1, "shift", large[i][0], large[i][1],
 			  2.0, 5.0, 0, 1.0 + i);
+}
+
+/* stats_t_known_sd: param is the known sd; df is na + nb + 30 on both
+ * sides (a pool larger than the two samples). */
+static void add_known_sd_cases(struct fixture *fx)
+{
+	static const size_t sizes[][2] = {{1, 1}, {1, 4},   {3, 3},
+					  {4, 9}, {25, 25}, {120, 60}};
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		add_drawn(fx, REF_TSD, "known-sd", sizes[i][0], sizes[i][1],
+			  2.0, 5.0, i % 2 ? 1.0 : 0, 5.0);
+		add_drawn(fx, REF_TSD, "known-sd", sizes[i][0], sizes[i][1],
+			  0.0, 5.0, 0, 3.0 + i);
+		/* far tail */
+		add_drawn(fx, REF_TSD, "known-sd", sizes[i][0], sizes[i][1],
+			  30.0, 5.0, 0, 2.0);
+	}
 }
 
 static void add_mwu_cases(struct fixture *fx)
@@ -524,6 +547,7 @@ static int group_setup(void **state)
 	gsl_rng_set(fx->rng, SEED_SAMPLES);
 	add_descriptive_cases(fx);
 	add_welch_cases(fx);
+	add_known_sd_cases(fx);
 	add_mwu_cases(fx);
 	add_ks_cases(fx);
 	add_tost_cases(fx);
@@ -792,6 +816,49 @@ static void test_stats_welch_t_invalid_input_leaves_out_untouched(void **state)
 	assert_int_equal(stats_welch_t_one_sided(&t, a, 3, b, 1, 0.0),
 			 STATS_EINVAL);
 	assert_true(t.statistic == 11.0 && t.p_value == 22.0 && t.df == 33.0);
+}
+
+static void test_stats_t_known_sd_matches_scipy(void **state)
+{
+	const struct ref_case *list[MAX_LIST];
+	size_t n = each_case(*state, REF_TSD, "known-sd", list, MAX_LIST);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ref_case *c = list[i];
+		double df = (double)(c->na + c->nb + 30);
+		struct stats_test t;
+
+		assert_int_equal(c->nref, 3);
+		assert_int_equal(stats_t_known_sd(&t, c->a, c->na, c->b, c->nb,
+						  c->param, df),
+				 0);
+		check_test(&t, c->ref[0], c->ref[1], c);
+		assert_true(t.df == c->ref[2]);
+	}
+}
+
+static void test_stats_t_known_sd_invalid_input(void **state)
+{
+	const double a[] = {1.0, 2.0}, nan_b[] = {NAN};
+	struct stats_test t = {11.0, 22.0, 33.0};
+
+	(void)state;
+	assert_int_equal(stats_t_known_sd(&t, a, 0, a, 2, 1.0, 5.0),
+			 STATS_EINVAL);
+	assert_int_equal(stats_t_known_sd(&t, a, 2, nan_b, 1, 1.0, 5.0),
+			 STATS_EINVAL);
+	assert_int_equal(stats_t_known_sd(&t, a, 2, a, 2, 0.0, 5.0),
+			 STATS_EINVAL);
+	assert_int_equal(stats_t_known_sd(&t, a, 2, a, 2, INFINITY, 5.0),
+			 STATS_EINVAL);
+	assert_int_equal(stats_t_known_sd(&t, a, 2, a, 2, 1.0, 0.0),
+			 STATS_EINVAL);
+	assert_int_equal(stats_t_known_sd(NULL, a, 2, a, 2, 1.0, 5.0),
+			 STATS_EINVAL);
+	assert_true(t.statistic == 11.0 && t.p_value == 22.0 && t.df == 33.0);
+	/* equal means: statistic 0, p 1 */
+	assert_int_equal(stats_t_known_sd(&t, a, 2, a, 2, 1.0, 5.0), 0);
+	assert_true(t.statistic == 0.0 && t.p_value == 1.0);
 }
 
 static void test_stats_welch_t_one_sided_matches_scipy_greater(void **state)
@@ -1304,6 +1371,8 @@ int main(void)
 		test_stats_identical_values_give_exact_mean_zero_spread),
 	    cmocka_unit_test(test_stats_descriptive_invalid_input_gives_nan),
 	    cmocka_unit_test(test_stats_welch_t_tiny_samples_match_scipy),
+	    cmocka_unit_test(test_stats_t_known_sd_matches_scipy),
+	    cmocka_unit_test(test_stats_t_known_sd_invalid_input),
 	    cmocka_unit_test(
 		test_stats_welch_t_mixed_sizes_and_ties_match_scipy),
 	    cmocka_unit_test(
