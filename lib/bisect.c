@@ -144,7 +144,8 @@ struct engine {
 	const struct bisect_options *opts;
 	struct bisect_result *out;
 	enum bisect_class *classes;
-	double *scratch; /* room for every search run */
+	double *scratch; /* room for every run, search and fresh, once */
+	size_t scratch_len;
 	struct bisect_set tmp;
 	/* Noise: residuals of every decided commit around its own median,
 	 * pooled; sigma is their winsorised standard deviation. */
@@ -802,6 +803,17 @@ enum screen { SCREEN_NONE, SCREEN_MAYBE, SCREEN_CHANGE };
 				    ? 3 * (o)->runs_min               \
 				    : (o)->runs_max)
 
+/* Every run of one commit, search and confirmation, into `out`. */
+static size_t all_runs(const struct bisect_commit *c, double *out)
+{
+	if (c->value_count > 0)
+		memcpy(out, c->values, c->value_count * sizeof(double));
+	if (c->confirm_count > 0)
+		memcpy(out + c->value_count, c->confirm_values,
+		       c->confirm_count * sizeof(double));
+	return c->value_count + c->confirm_count;
+}
+
 /*
  * A chain of commits, oldest first, each an ancestor of the next, that the
  * search put at one level.  Is there a change inside it after all?  Every
@@ -818,46 +830,45 @@ static enum screen chain_change(struct engine *e, const size_t *chain,
 				size_t n, size_t *older, size_t *newer,
 				size_t *weaker)
 {
-	double best_p = 1.0, corrected;
-	size_t k, i, j;
+	double *runs = e->scratch, best_p = 1.0, corrected;
+	size_t k, i, total = 0, split = 0;
 
+	/* Every run of the chain, oldest commit first: a split is then a
+	 * place in this array.  (A chain holds a commit once, so its runs
+	 * fit the scratch, sized for every run once.) */
+	for (i = 0; i < n; i++) {
+		const struct bisect_commit *c = &e->commits[chain[i]];
+
+		if (total + c->value_count + c->confirm_count > e->scratch_len)
+			return SCREEN_NONE;
+		total += all_runs(c, runs + total);
+	}
 	for (k = 0; k + 1 < n; k++) {
-		double sum[2] = {0, 0}, mean[2], z, p;
-		size_t cnt[2] = {0, 0};
+		const struct bisect_commit *c = &e->commits[chain[k]];
+		size_t rest;
+		struct stats_test t;
 
-		for (i = 0; i < n; i++) {
-			const struct bisect_commit *c = &e->commits[chain[i]];
-			size_t side = i > k;
-
-			for (j = 0; j < c->value_count; j++)
-				sum[side] += c->values[j];
-			for (j = 0; j < c->confirm_count; j++)
-				sum[side] += c->confirm_values[j];
-			cnt[side] += c->value_count + c->confirm_count;
-		}
-		if (cnt[0] == 0 || cnt[1] == 0)
+		split += c->value_count + c->confirm_count;
+		rest = total - split;
+		if (split == 0 || rest == 0 ||
+		    fabs(pct_change_of(stats_mean(runs, split),
+				       stats_mean(runs + split, rest))) <
+			    e->opts->min_change_pct / 2)
 			continue;
-		mean[0] = sum[0] / (double)cnt[0];
-		mean[1] = sum[1] / (double)cnt[1];
-		if (fabs(pct_change_of(mean[0], mean[1])) <
-		    e->opts->min_change_pct / 2)
+		/* The pooled noise even from few commits: each group is
+		 * several commits' runs, whose own spread would count the
+		 * change between them as noise. */
+		if (!(e->sigma > 0))
+			t.p_value = 0; /* no noise: any difference is real */
+		else if (stats_t_known_sd(&t, runs, split, runs + split, rest,
+					  e->sigma,
+					  (double)e->sigma_dof) < 0)
 			continue;
-		if (!(e->sigma > 0)) {
-			p = 0; /* no noise: any difference is real */
-		} else {
-			z = fabs(mean[1] - mean[0]) /
-			    (e->sigma * sqrt(1.0 / (double)cnt[0] +
-					     1.0 / (double)cnt[1]));
-			p = 2 * gsl_cdf_tdist_Q(
-					z, e->sigma_dof > 0
-						   ? (double)e->sigma_dof
-						   : 1.0);
-		}
-		if (p < best_p) {
-			best_p = p;
+		if (t.p_value < best_p) {
+			best_p = t.p_value;
 			*older = chain[k];
 			*newer = chain[k + 1];
-			*weaker = cnt[0] <= cnt[1] ? chain[k] : chain[k + 1];
+			*weaker = split <= rest ? chain[k] : chain[k + 1];
 		}
 	}
 	corrected = best_p * (double)(n > 1 ? n - 1 : 1);
@@ -1358,7 +1369,8 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 					  : "the bad commit does not build");
 		return 0;
 	}
-	e.scratch = malloc((total_runs + 1) * sizeof(*e.scratch));
+	e.scratch_len = total_runs + 1;
+	e.scratch = malloc(e.scratch_len * sizeof(*e.scratch));
 	e.chain = malloc(count * sizeof(*e.chain));
 	if (e.scratch == NULL || e.chain == NULL ||
 	    bisect_set_init(&e.tmp, count) < 0 ||
