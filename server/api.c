@@ -508,7 +508,7 @@ out:
 	json_decref(body);
 }
 
-json_t *api_job_json(PGconn *conn, long long job_id)
+json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 {
 	char id_text[24];
 	const char *params[1] = {id_text};
@@ -516,6 +516,7 @@ json_t *api_job_json(PGconn *conn, long long job_id)
 	json_t *out = NULL, *commits, *culprits;
 	size_t i, total_runs = 0, tested = 0;
 	PGresult *r;
+	int rc;
 
 	snprintf(id_text, sizeof(id_text), "%lld", job_id);
 	r = db_exec(conn,
@@ -530,11 +531,14 @@ json_t *api_job_json(PGconn *conn, long long job_id)
 		    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
 		    " JOIN testcases t ON t.id = j.testcase_id WHERE j.id = $1",
 		    1, params);
+	*failed = r == NULL;
 	if (r == NULL || PQntuples(r) != 1) {
 		PQclear(r);
 		return NULL;
 	}
-	if (sched_load(&job, conn, job_id) != 0) {
+	rc = sched_load(&job, conn, job_id);
+	if (rc != 0) {
+		*failed = rc < 0;
 		PQclear(r);
 		return NULL;
 	}
@@ -926,6 +930,7 @@ void api_job_create(struct http_response *res, struct http_request *req,
 	struct gitrepo_commit *commits = NULL;
 	struct job_request jr = {0};
 	json_t *job;
+	bool failed;
 	PGresult *repo_row = NULL, *r;
 	PGconn *conn = db_conn();
 	long long job_id = 0;
@@ -965,7 +970,7 @@ void api_job_create(struct http_response *res, struct http_request *req,
 	log_info("job %lld: %s %s %.12s..%.12s, %zu candidates", job_id,
 		 jr.repo, jr.testcase, commits[0].sha, commits[count - 1].sha,
 		 count);
-	job = api_job_json(conn, job_id);
+	job = api_job_json(conn, job_id, &failed);
 	if (job == NULL) {
 		http_db_failed(res);
 		goto out;
@@ -983,6 +988,7 @@ void api_jobs_get(struct http_response *res, struct http_request *req)
 	long long job_id;
 	PGconn *conn = db_conn();
 	json_t *job;
+	bool failed;
 
 	if (!http_path_id(res, req->params[0], "not_found", "job", &job_id))
 		return;
@@ -990,7 +996,11 @@ void api_jobs_get(struct http_response *res, struct http_request *req)
 		http_db_failed(res);
 		return;
 	}
-	job = api_job_json(conn, job_id);
+	job = api_job_json(conn, job_id, &failed);
+	if (job == NULL && failed) {
+		http_db_failed(res);
+		return;
+	}
 	if (job == NULL) {
 		http_error(res, 404, "not_found", "no job %lld", job_id);
 		return;
@@ -1034,6 +1044,7 @@ void api_jobs_cancel(struct http_response *res, struct http_request *req)
 	long long job_id;
 	json_t *job;
 	PGresult *r;
+	bool failed;
 
 	if (!http_path_id(res, req->params[0], "not_found", "job", &job_id))
 		return;
@@ -1077,7 +1088,7 @@ void api_jobs_cancel(struct http_response *res, struct http_request *req)
 	if (db_commit(conn) < 0)
 		goto failed;
 	log_info("job %lld cancelled", job_id);
-	job = api_job_json(conn, job_id);
+	job = api_job_json(conn, job_id, &failed);
 	if (job == NULL)
 		goto failed;
 	http_json(res, 200, job);

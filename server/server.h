@@ -24,9 +24,10 @@ extern struct server_config server_config;
 
 /*
  * The job as GET /api/v1/jobs/{id} answers it (new reference), or NULL when
- * there is no such job or the database failed.
+ * there is no such job (*failed false) or the database failed (*failed
+ * true).
  */
-json_t *api_job_json(PGconn *conn, long long job_id);
+json_t *api_job_json(PGconn *conn, long long job_id, bool *failed);
 
 /*
  * Validates a job request body (borrowed) as POST /api/v1/jobs takes it,

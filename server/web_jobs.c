@@ -731,12 +731,9 @@ static json_t *job_context(PGconn *conn, long long job_id,
 	bool final;
 	PGresult *r;
 
-	*db_error = false;
-	job = api_job_json(conn, job_id);
-	if (job == NULL) {
-		*db_error = PQstatus(conn) != CONNECTION_OK;
+	job = api_job_json(conn, job_id, db_error);
+	if (job == NULL)
 		return NULL;
-	}
 	snprintf(id, sizeof(id), "%lld", job_id);
 	state = json_string_value(json_object_get(job, "state"));
 	culprit = json_string_value(json_object_get(job, "culprit"));
