@@ -24,8 +24,9 @@ enum cli_exit {
 
 #define CLI_DEFAULT_SERVER "http://127.0.0.1:8080"
 #define CLI_DEFAULT_POLL_S 5.0
-/* Consecutive failed polls (server unreachable or 5xx) tolerated while
- * waiting, with a growing pause between them: at least 72 s in all. */
+/* Consecutive failed polls (server unreachable, or 502, 503 or 504)
+ * tolerated while waiting, with a growing pause between them: at least
+ * 72 s in all. */
 #define CLI_POLL_RETRIES 8
 
 struct cli_options {
@@ -318,7 +319,8 @@ static void print_summary(json_t *job)
 /*
  * GETs job `job_id`.  Returns 0 with the job in *out, or -1 after setting
  * *message (malloc'd) and *transient (worth trying again: the server was
- * unreachable or answered 5xx).
+ * unreachable, its database was (503), or a proxy in front of it said so
+ * (502, 504); a 500 is a fault that trying again does not mend).
  */
 static int fetch_job(struct remote *remote, long long job_id, json_t **out,
 		     char **message, bool *transient)
@@ -336,7 +338,8 @@ static int fetch_job(struct remote *remote, long long job_id, json_t **out,
 	}
 	if (reply.status != 200 || !json_is_object(reply.json) ||
 	    !json_is_integer(json_object_get(reply.json, "id"))) {
-		*transient = reply.status >= 500;
+		*transient = reply.status == 502 || reply.status == 503 ||
+			     reply.status == 504;
 		*message = reply.status == 200
 				   ? strdup("the server's reply is not a job")
 				   : remote_error_message(&reply);
