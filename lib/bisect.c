@@ -20,6 +20,10 @@
 /* A follow-up looks for a second change with fresh runs when the runs
  * so far hint at one at this level. */
 #define ALPHA_SCREEN 0.05
+/* A part of the range is searched for another change only when its two
+ * ends differ at this level: a search there names a culprit, and the
+ * culprit's confirmation may reuse the very runs that opened the part. */
+#define ALPHA_PART 0.001
 /* Mann-Whitney must agree with Welch at this level on the endpoints. */
 #define ALPHA_RANK_AGREE 0.01
 /* The endpoint runs grow by this factor from one look to the next. */
@@ -752,7 +756,7 @@ static size_t log2_ceil(size_t n)
 /*
  * A part made by a split must show a change between its two ends before it
  * is searched: the pooled runs of its two levels differ significantly (at
- * step_alpha) and by at least half of min_change_pct.  Returns 1 when they
+ * ALPHA_PART) and by at least half of min_change_pct.  Returns 1 when they
  * do, 0 after asking for more runs of the end with fewer runs, -1 when they
  * do not (also when that end has runs_max runs already).
  */
@@ -782,7 +786,7 @@ static int split_holds_change(struct engine *e, struct segment *s,
 			b[nb++] = c->values[k];
 	}
 	if (stats_welch_t(&t, a, na, b, nb) == 0 &&
-	    t.p_value < e->opts->step_alpha)
+	    t.p_value < ALPHA_PART)
 		return 1;
 	/* Firm up the end measured least: the commit at the third level. */
 	end = na <= nb ? s->low.v[s->low.n - 1] : s->high.v[0];
@@ -887,7 +891,7 @@ static enum screen chain_change(struct engine *e, const size_t *chain,
  * Do commits a and b, which chain_change picked, run at different levels,
  * on fresh runs of the two made together (interleaved, so that a machine
  * drifting between the two measurements cannot fake a difference)?  1: yes
- * (at step_alpha and at least half of min_change_pct apart), -1: no, 0: not
+ * (at ALPHA_PART and at least half of min_change_pct apart), -1: no, 0: not
  * sure yet.  "No" takes p >= 0.3 on a first round of fresh runs, p >= 0.05
  * on more.
  */
@@ -909,7 +913,7 @@ static int fresh_differ(struct engine *e, size_t a, size_t b)
 	    pooled_t(e, &t, ca->confirm_values, ca->confirm_count,
 		     cb->confirm_values, cb->confirm_count) < 0)
 		return -1;
-	if (t.p_value < o->step_alpha)
+	if (t.p_value < ALPHA_PART)
 		return 1;
 	return t.p_value >= (have < 2 * o->confirm_runs ? 0.3 : 0.05) ? -1 : 0;
 }
