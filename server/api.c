@@ -350,19 +350,13 @@ static json_t *testcase_json(const PGresult *r, int row)
 		db_bool(r, row, 13));
 }
 
-/* notify: at most 50 plain addresses; notify_author: a boolean. */
-static bool valid_notify(struct http_response *res, json_t *notify,
-			 json_t *notify_author)
+/* notify, when given: a list of at most 50 plain addresses (an embedded
+ * NUL, which a C string would stop at, counts as not plain). */
+static bool valid_notify_list(struct http_response *res, json_t *notify)
 {
 	size_t i;
 	json_t *v;
 
-	if (notify_author != NULL && !json_is_null(notify_author) &&
-	    !json_is_boolean(notify_author)) {
-		http_error(res, 400, "invalid_field",
-			   "'notify_author' must be true or false");
-		return false;
-	}
 	if (notify == NULL || json_is_null(notify))
 		return true;
 	if (!json_is_array(notify) || json_array_size(notify) > 50) {
@@ -383,6 +377,19 @@ static bool valid_notify(struct http_response *res, json_t *notify,
 		}
 	}
 	return true;
+}
+
+/* notify: as valid_notify_list; notify_author: a boolean. */
+static bool valid_notify(struct http_response *res, json_t *notify,
+			 json_t *notify_author)
+{
+	if (notify_author != NULL && !json_is_null(notify_author) &&
+	    !json_is_boolean(notify_author)) {
+		http_error(res, 400, "invalid_field",
+			   "'notify_author' must be true or false");
+		return false;
+	}
+	return valid_notify_list(res, notify);
 }
 
 void api_testcases_create(struct http_response *res, struct http_request *req)
@@ -709,9 +716,6 @@ struct job_request {
 static bool job_request_parse(struct http_response *res, json_t *body,
 			      struct job_request *jr)
 {
-	size_t i;
-	json_t *v;
-
 	if (!get_string(res, body, "repo", true, &jr->repo) ||
 	    !get_string(res, body, "testcase", true, &jr->testcase) ||
 	    !get_string(res, body, "good", true, &jr->good) ||
@@ -726,26 +730,9 @@ static bool job_request_parse(struct http_response *res, json_t *body,
 		return false;
 	}
 	jr->notify = json_object_get(body, "notify");
-	if (jr->notify == NULL || json_is_null(jr->notify)) {
+	if (jr->notify != NULL && json_is_null(jr->notify))
 		jr->notify = NULL;
-		return true;
-	}
-	if (!json_is_array(jr->notify) || json_array_size(jr->notify) > 50) {
-		http_error(res, 400, "invalid_field",
-			   "'notify' must be a list of at most 50 addresses");
-		return false;
-	}
-	json_array_foreach(jr->notify, i, v)
-	{
-		if (!json_is_string(v) || !report_address_is_valid(json_string_value(v))) {
-			http_error(res, 400, "invalid_email",
-				   "'notify' entry %zu is not a plain email "
-				   "address (local@domain)",
-				   i);
-			return false;
-		}
-	}
-	return true;
+	return valid_notify_list(res, jr->notify);
 }
 
 /* Looks up the repository and testcase by name: 404 when unknown. */
