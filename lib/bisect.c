@@ -1133,19 +1133,12 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 				continue;
 			}
 		}
-		if (left <= 1) {
-			rc = finish_segment(e, s, direction);
-			if (rc <= 0)
-				return rc;
-			rc = follow_up(e, stack, depth);
-			if (rc < 0)
-				return rc;
-			if (rc == 1)
-				return 0;
-			continue;
-		}
-		if (bisect_dag_best_split(&mid, e->commits, &s->cand, s->bad,
-					  &found) < 0)
+		/* One candidate left, or only failed builds: the segment
+		 * has its culprit. */
+		found = false;
+		if (left > 1 && bisect_dag_best_split(&mid, e->commits,
+						      &s->cand, s->bad,
+						      &found) < 0)
 			return -2;
 		if (!found) {
 			rc = finish_segment(e, s, direction);
