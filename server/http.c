@@ -350,7 +350,7 @@ static bool route_match(const char *pattern, const char *path, char *buf,
 	return *p == '\0' && *s == '\0';
 }
 
-static enum http_role role_from_name(const char *name)
+enum http_role http_role_from_name(const char *name)
 {
 	if (strcmp(name, "admin") == 0)
 		return ROLE_ADMIN;
@@ -406,7 +406,7 @@ static int authenticate(struct http_server *server,
 		return -1;
 	if (PQntuples(res) == 1) {
 		req->token_id = db_int(res, 0, 0);
-		req->role = role_from_name(db_text(res, 0, 1));
+		req->role = http_role_from_name(db_text(res, 0, 1));
 	}
 	PQclear(res);
 	return 0;

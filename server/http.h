@@ -137,4 +137,8 @@ bool http_path_id(struct http_response *res, const char *text,
 /* "read", "submit", "admin", "worker" or "none". */
 const char *http_role_name(enum http_role role);
 
+/* The role a stored name stands for (the inverse of http_role_name);
+ * ROLE_NONE for any other name. */
+enum http_role http_role_from_name(const char *name);
+
 #endif

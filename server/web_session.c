@@ -55,15 +55,13 @@ static bool is_secret(const char *s)
 	return true;
 }
 
+/* The role a stored name gives on the web pages: a worker token's is
+ * none, since workers never sign in. */
 static enum http_role role_from_name(const char *name)
 {
-	if (strcmp(name, "admin") == 0)
-		return ROLE_ADMIN;
-	if (strcmp(name, "submit") == 0)
-		return ROLE_SUBMIT;
-	if (strcmp(name, "read") == 0)
-		return ROLE_READ;
-	return ROLE_NONE;
+	enum http_role role = http_role_from_name(name);
+
+	return role == ROLE_WORKER ? ROLE_NONE : role;
 }
 
 /* Loads the session of the request's cookie: 0 (out->valid tells), -1
