@@ -268,15 +268,14 @@ static int run_trials(struct totals *tot, const struct sim_config *cfg)
 		for (i = 0; i < t.dag.count; i++) {
 			total += t.search[i].count + t.confirm[i].count;
 			tot->confirm_runs += (double)t.confirm[i].count;
-			if (i == 0 || i + 1 == t.dag.count)
-				tot->endpoint_runs += (double)t.search[i].count;
-			else
-				tot->step_runs += (double)t.search[i].count;
 			if (t.search[i].count > tot->runs_max_seen)
 				tot->runs_max_seen = t.search[i].count;
-			if (i > 0 && i + 1 < t.dag.count &&
-			    t.search[i].count > 0)
-				tested++;
+			if (i == 0 || i + 1 == t.dag.count) {
+				tot->endpoint_runs += (double)t.search[i].count;
+			} else {
+				tot->step_runs += (double)t.search[i].count;
+				tested += t.search[i].count > 0;
+			}
 		}
 		tot->runs[trial] = total;
 		tot->runs_sum += (double)total;
