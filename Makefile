@@ -37,7 +37,7 @@ PROGRAMS := bin/statbisect-server bin/statbisect-worker bin/statbisect-sim \
             $(if $(wildcard cli/main.c),bin/statbisect)
 
 .PHONY: all check unit integration contract run demo deps clean bench \
-        check-asan format
+        check-asan format compare compare-self
 
 all: $(PROGRAMS)
 
@@ -84,6 +84,16 @@ unit: $(UNIT_TESTS)
 integration: all
 	/usr/bin/python3 tests/integration/run.py
 
+# The old-versus-new server comparison (tests/compare/README.md):
+# `make compare OLD=main` compares this checkout with main, NEW=REV another
+# revision; compare-self replays the recording against this tree twice.
+compare:
+	@test -n "$(OLD)" || { echo "usage: make compare OLD=REV [NEW=REV]"; exit 2; }
+	bash tests/compare/run.sh $(OLD) $(NEW)
+
+compare-self: all
+	bash tests/compare/run.sh --trees . .
+
 # The shared acceptance check lives beside the checkout when it is there.
 contract: all
 	@if [ -f ../shared/contract-check.py ]; then \
@@ -95,6 +105,7 @@ check: deps
 	bash scripts/run-unit $(UNIT_TESTS)
 	/usr/bin/python3 tests/integration/run.py
 	@if [ -f tests/browser/run.sh ]; then bash tests/browser/run.sh; fi
+	bash tests/compare/run.sh --trees . .
 	$(MAKE) contract
 
 # The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer,
