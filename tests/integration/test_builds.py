@@ -1,0 +1,80 @@
+"""The worker's build cache (issue 10): a build is reused only for the
+same build inputs (commit, build command, testcase parameters, worker
+environment), several builds are kept, so that no commit is built twice
+in a job, and the job says how many builds it cost."""
+import os
+
+import harness
+from harness import bench_repo, check, eq, test
+
+P = "builds-"
+
+
+def kpi_values(job):
+    return [v for c in job["commits"] for v in c["runs"] + c["confirm_runs"]]
+
+
+@test
+def a_build_of_one_testcase_is_not_measured_for_another(env):
+    svc = env.svc
+    repo, shas = bench_repo(os.path.join(env.root, P + "two"), 10, owner=__name__)
+    # A: the repository's own build, mean 1000 at every commit.
+    svc.register(P + "two", repo, P + "own")
+    # B: another build of the same commits, mean 2000.
+    svc.api.ok("POST", "/api/v1/testcases", {
+        "name": P + "other", "build": "cc -O2 -DMEAN=2000.0 -o bench bench.c -lm",
+        "run": "./bench", "kpi": "bench.score", "higher_is_better": True,
+        "min_change_pct": 1.0})
+    # C: a build that always fails.
+    svc.api.ok("POST", "/api/v1/testcases", {
+        "name": P + "false", "build": "false", "run": "./bench",
+        "kpi": "bench.score", "higher_is_better": True, "min_change_pct": 1.0})
+    a = svc.wait(svc.submit({"repo": P + "two", "testcase": P + "own",
+                             "good": shas[0], "bad": shas[-1]})["id"])
+    eq((a["state"], a["verdict"]), ("done", "no-change"), "job A")
+    check(a["runs"] > 0 and all(900 < v < 1100 for v in kpi_values(a)),
+          "job A measured its own build (mean 1000): %r" % kpi_values(a))
+
+    b = svc.wait(svc.submit({"repo": P + "two", "testcase": P + "other",
+                             "good": shas[0], "bad": shas[-1]})["id"])
+    eq((b["state"], b["verdict"]), ("done", "no-change"), "job B")
+    values = kpi_values(b)
+    check(values and all(1900 < v < 2100 for v in values),
+          "job B measured its own build (mean 2000), not A's: %r" % values)
+
+    c = svc.wait(svc.submit({"repo": P + "two", "testcase": P + "false",
+                             "good": shas[0], "bad": shas[-1]})["id"])
+    eq(kpi_values(c), [], "no run of a testcase whose build always fails")
+    check(c["commits"] and all(x["build_failed"] for x in c["commits"]),
+          "every commit job C tested failed its own build: %r" % c["commits"])
+    check(c["state"] == "failed" or c["verdict"] != "no-change",
+          "job C is not a verdict on A's binaries: %r" % (c,))
+
+
+@test
+def no_commit_is_built_twice_in_a_job(env):
+    svc = env.svc
+    culprit = harness.rand_index(8, 30)
+    repo, shas = bench_repo(os.path.join(env.root, P + "count"), 40, {culprit: 950.0},
+                            owner=__name__)
+    ledger = os.path.join(env.root, P + "count-builds.txt")
+    svc.register(P + "count", repo, P + "count-tc",
+                 build='echo "$STATBISECT_COMMIT" >> "%s"; sh build.sh' % ledger)
+    body = {"repo": P + "count", "testcase": P + "count-tc", "good": shas[0],
+            "bad": shas[-1]}
+    done = svc.wait(svc.submit(body)["id"])
+    eq((done["verdict"], done["culprit"]), ("regression", shas[culprit]), "verdict")
+    with open(ledger) as f:
+        built = f.read().split()
+    tested = {c["commit"] for c in done["commits"]}
+    dups = sorted({s[:10] for s in built if built.count(s) > 1})
+    eq(dups, [], "commits built more than once in the job")
+    eq(set(built), tested, "the commits built are the commits tested")
+    eq(done.get("builds"), len(tested), "the job's builds")
+
+    # The same job again: every build is in the cache.
+    again = svc.wait(svc.submit(body)["id"])
+    eq(again["culprit"], shas[culprit], "culprit of the rerun")
+    with open(ledger) as f:
+        eq(len(f.read().split()), len(built), "builds after the rerun")
+    eq(again.get("builds"), 0, "the rerun's builds")
