@@ -700,6 +700,21 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 		PQclear(o);
 		json_object_set_new(out, "report", report);
 	}
+	{
+		/* Builds the workers did for the job; a task uploaded by a
+		 * worker that did not say counts none. */
+		PGresult *b = db_exec(conn,
+				      "SELECT coalesce(sum(builds), 0)"
+				      " FROM tasks WHERE job_id = $1",
+				      1, params);
+
+		json_object_set_new(
+			out, "builds",
+			json_integer(b != NULL && PQntuples(b) == 1
+					     ? (json_int_t)db_int(b, 0, 0)
+					     : 0));
+		PQclear(b);
+	}
 	sched_job_clear(&job);
 	PQclear(r);
 	return out;

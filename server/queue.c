@@ -234,7 +234,8 @@ void queue_claim(struct http_response *res, struct http_request *req)
 		PQclear(d);
 		d = db_exec(conn,
 			    "SELECT c.sha, rp.name, rp.url, t.build, t.run,"
-			    " t.kpi, t.timeout_s, t.monitors, t.name"
+			    " t.kpi, t.timeout_s, t.monitors, t.name,"
+			    " t.params"
 			    " FROM job_commits c JOIN jobs j ON j.id = c.job_id"
 			    " JOIN repos rp ON rp.id = j.repo_id"
 			    " JOIN testcases t ON t.id = j.testcase_id"
@@ -247,7 +248,7 @@ void queue_claim(struct http_response *res, struct http_request *req)
 		}
 		task = json_pack(
 			"{s:I,s:I,s:I,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,"
-			"s:I,s:o},s:I,s:i}",
+			"s:I,s:o,s:o},s:I,s:i}",
 			"id", (json_int_t)db_int(r, 0, 0), "lease",
 			(json_int_t)db_int(r, 0, 1), "job",
 			(json_int_t)db_int(r, 0, 2), "commit",
@@ -256,7 +257,8 @@ void queue_claim(struct http_response *res, struct http_request *req)
 			db_text(d, 0, 8), "build", db_text(d, 0, 3), "run",
 			db_text(d, 0, 4), "kpi", db_text(d, 0, 5),
 			"timeout_s", (json_int_t)db_int(d, 0, 6), "monitors",
-			json_loads(db_text(d, 0, 7), 0, &e), "runs",
+			json_loads(db_text(d, 0, 7), 0, &e), "params",
+			json_loads(db_text(d, 0, 9), 0, &e), "runs",
 			(json_int_t)db_int(r, 0, 4), "lease_seconds",
 			server_config.lease_seconds);
 		PQclear(d);
@@ -581,9 +583,9 @@ bad:
 void queue_result(struct http_response *res, struct http_request *req)
 {
 	json_t *body = http_json_body(res, req), *lease, *runs, *build_failed;
-	json_t *build_log, *plan = NULL;
+	json_t *build_log, *builds, *plan = NULL;
 	long long task_id, job_id, commit_idx, worker_id;
-	char job_text[24];
+	char job_text[24], builds_text[24];
 	const char *params[3];
 	PGconn *conn = db_conn();
 	PGresult *r;
@@ -594,14 +596,18 @@ void queue_result(struct http_response *res, struct http_request *req)
 	runs = json_object_get(body, "runs");
 	build_failed = json_object_get(body, "build_failed");
 	build_log = json_object_get(body, "build_log");
+	/* How many builds the task cost; an older worker does not say. */
+	builds = json_object_get(body, "builds");
 	if (!http_parse_id(req->params[0], &task_id) || !json_is_integer(lease) ||
 	    !json_is_array(runs) ||
 	    (build_failed != NULL && !json_is_boolean(build_failed)) ||
-	    (build_log != NULL && !json_is_string(build_log))) {
+	    (build_log != NULL && !json_is_string(build_log)) ||
+	    (builds != NULL && (!json_is_integer(builds) ||
+				json_integer_value(builds) < 0))) {
 		http_error(res, 400, "invalid_field",
 			   "an integer 'lease', a 'runs' list, and optional "
-			   "'build_failed' (boolean) and 'build_log' (string) "
-			   "are needed");
+			   "'build_failed' (boolean), 'build_log' (string) "
+			   "and 'builds' (integer >= 0) are needed");
 		goto out;
 	}
 	if (conn == NULL || db_begin(conn) < 0) {
@@ -627,6 +633,16 @@ void queue_result(struct http_response *res, struct http_request *req)
 		http_db_failed(res);
 		goto rollback;
 	}
+	if (builds != NULL &&
+	    json_integer_value(builds) > (json_int_t)json_array_size(plan)) {
+		PQclear(r);
+		http_error(res, 400, "invalid_field",
+			   "'builds' is %lld, more than the %zu commits task "
+			   "%s builds",
+			   (long long)json_integer_value(builds),
+			   json_array_size(plan), req->params[0]);
+		goto rollback;
+	}
 	if (store_runs(res, conn, req->params[0], job_id, plan, worker_id,
 		       db_text(r, 0, 0), runs) < 0 ||
 	    store_build_failures(res, conn, job_id, plan, body) < 0) {
@@ -635,10 +651,16 @@ void queue_result(struct http_response *res, struct http_request *req)
 	}
 	PQclear(r);
 	params[0] = req->params[0];
+	params[1] = NULL;
+	if (builds != NULL) {
+		snprintf(builds_text, sizeof(builds_text), "%lld",
+			 (long long)json_integer_value(builds));
+		params[1] = builds_text;
+	}
 	r = db_exec(conn,
-		    "UPDATE tasks SET state = 'done', finished_at = now()"
-		    " WHERE id = $1",
-		    1, params);
+		    "UPDATE tasks SET state = 'done', finished_at = now(),"
+		    " builds = $2 WHERE id = $1",
+		    2, params);
 	if (r == NULL) {
 		http_db_failed(res);
 		goto rollback;

@@ -1,8 +1,8 @@
 /*
  * statbisect-worker: runs on a benchmark machine, talks to the server over
  * HTTP only.  Registers, then claims tasks one at a time, carries each out
- * (checkout, build, runs) while a second thread renews the lease, and
- * uploads the runs.
+ * (checkout and build, unless the build cache holds the build; runs) while a
+ * second thread renews the lease, and uploads the runs.
  */
 #include <curl/curl.h>
 #include <getopt.h>
@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buildcache.h"
 #include "client.h"
 #include "gitrepo.h"
 #include "log.h"
@@ -131,6 +132,7 @@ static void *heartbeat_main(void *arg)
 
 struct worker {
 	const char *server, *token, *work_dir, *name, *group;
+	unsigned long long build_cache_max;
 	struct client *client;
 	long long id;
 };
@@ -236,6 +238,7 @@ static void do_task(struct worker *w, json_t *task)
 		return;
 	}
 	env.work_dir = w->work_dir;
+	env.build_cache_max = w->build_cache_max;
 	env.stop = &stop_requested;
 	env.lease_lost = &hb.lease_lost;
 	if (task_execute(&result, task, &env, &err) < 0) {
@@ -255,7 +258,10 @@ static void usage(FILE *out)
 		"usage: statbisect-worker --server URL --token TOKEN"
 		" --work-dir DIR\n"
 		"           [--name NAME] [--group GROUP] [--poll SECONDS]\n"
-		"environment: STATBISECT_SERVER, STATBISECT_TOKEN\n");
+		"           [--build-cache-max SIZE (bytes, or with K, M, G"
+		" or T; 10G)]\n"
+		"environment: STATBISECT_SERVER, STATBISECT_TOKEN,"
+		" STATBISECT_BUILD_CACHE_MAX\n");
 }
 
 int main(int argc, char **argv)
@@ -267,6 +273,7 @@ int main(int argc, char **argv)
 		{"name", required_argument, NULL, 'n'},
 		{"group", required_argument, NULL, 'g'},
 		{"poll", required_argument, NULL, 'p'},
+		{"build-cache-max", required_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -274,6 +281,7 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	char host[256] = "worker", path[128];
 	double poll_s = 1.0;
+	const char *cache_max = getenv("STATBISECT_BUILD_CACHE_MAX");
 	char *cause = NULL;
 	int opt;
 
@@ -300,6 +308,9 @@ int main(int argc, char **argv)
 		case 'p':
 			poll_s = atof(optarg);
 			break;
+		case 'b':
+			cache_max = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -311,6 +322,15 @@ int main(int argc, char **argv)
 	if (w.server == NULL || w.token == NULL || w.work_dir == NULL ||
 	    !(poll_s > 0)) {
 		usage(stderr);
+		return 2;
+	}
+	w.build_cache_max = TASK_BUILD_CACHE_MAX_DEFAULT;
+	if (cache_max != NULL &&
+	    buildcache_parse_size(&w.build_cache_max, cache_max) < 0) {
+		fprintf(stderr,
+			"statbisect-worker: --build-cache-max '%s' is not a "
+			"size (bytes, or a number with K, M, G or T)\n",
+			cache_max);
 		return 2;
 	}
 	if (w.name == NULL) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "buildcache.h"
 #include "gitrepo.h"
 #include "log.h"
 #include "metrics.h"
@@ -72,9 +73,11 @@ static bool has_commit(git_repository *repo, const char *sha)
 	return true;
 }
 
+/* Brings commit `sha` into the build tree `tree`, fetching it into the
+ * repository's mirror first when the mirror lacks it. */
 static int prepare_tree(const struct task_env *env, const char *repo_name,
-			const char *url, const char *sha, size_t slot,
-			char *tree, size_t tree_size, char **err)
+			const char *url, const char *sha, const char *tree,
+			char **err)
 {
 	git_repository *repo = NULL;
 	char mirror[4096], dir[4096];
@@ -82,19 +85,8 @@ static int prepare_tree(const struct task_env *env, const char *repo_name,
 
 	snprintf(dir, sizeof(dir), "%s/mirrors", env->work_dir);
 	mkdir(dir, 0755);
-	snprintf(dir, sizeof(dir), "%s/trees", env->work_dir);
-	mkdir(dir, 0755);
 	snprintf(mirror, sizeof(mirror), "%s/mirrors/%s.git", env->work_dir,
 		 repo_name);
-	/* Slot 0 is the repository's usual worktree; an interleaved task
-	 * gives each further commit a worktree of its own, so that switching
-	 * between them never rebuilds. */
-	if (slot == 0)
-		snprintf(tree, tree_size, "%s/trees/%s", env->work_dir,
-			 repo_name);
-	else
-		snprintf(tree, tree_size, "%s/trees/%s.%zu", env->work_dir,
-			 repo_name, slot);
 	if (gitrepo_open(&repo, mirror, err) == 0 && has_commit(repo, sha)) {
 		free(*err);
 		*err = NULL;
@@ -112,45 +104,6 @@ static int prepare_tree(const struct task_env *env, const char *repo_name,
 out:
 	git_repository_free(repo);
 	return error;
-}
-
-/* The worktree remembers which commit it built last, so that further
- * tasks on the same commit reuse the build. */
-static bool already_built(const char *tree, const char *sha)
-{
-	char path[4200], built[64] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s.built", tree);
-	f = fopen(path, "r");
-	if (f == NULL)
-		return false;
-	if (fgets(built, sizeof(built), f) == NULL)
-		built[0] = '\0';
-	fclose(f);
-	built[strcspn(built, "\n")] = '\0';
-	return strcmp(built, sha) == 0;
-}
-
-static void mark_built(const char *tree, const char *sha)
-{
-	char path[4200];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s.built", tree);
-	f = fopen(path, "w");
-	if (f == NULL)
-		return;
-	fprintf(f, "%s\n", sha);
-	fclose(f);
-}
-
-static void forget_build(const char *tree)
-{
-	char path[4200];
-
-	snprintf(path, sizeof(path), "%s.built", tree);
-	unlink(path);
 }
 
 /*
@@ -243,28 +196,53 @@ static json_t *run_once(const char *tree, const char *command,
 	return run;
 }
 
-/* One commit of a task, with its worktree. */
+/* One commit of a task, with its build tree. */
 struct task_commit {
 	long long index;
 	const char *sha;
 	long long runs, done;
 	char tree[4096];
+	char key[BUILDCACHE_HASH_LEN + 1]; /* its build's, buildcache.h */
+	unsigned long long tree_id;
 	bool failed;
 };
 
-/* Builds `tc` in its worktree unless that worktree built it last.  0 when
- * built, 1 when the build failed (the log appended to `failures`), -1 when
- * it could not be attempted. */
+/*
+ * Finds the build of `c` in the cache, or the tree to build it in: the key
+ * is made of the repository, the commit, the build command, the testcase's
+ * parameters and the environment the build inherits.  *built tells which.
+ */
+static int find_build(struct task_commit *c, bool *built,
+		      struct buildcache *cache, const char *repo_name,
+		      const char *build, const char *params, char **err)
+{
+	char config[BUILDCACHE_HASH_LEN + 1];
+	struct buildcache_inputs in = {
+		.repo = repo_name,
+		.commit = c->sha,
+		.build = build,
+		.params = params,
+		.environ = (const char *const *)environ,
+	};
+
+	if (buildcache_key(c->key, config, &in, err) < 0 ||
+	    buildcache_acquire(c->tree, sizeof(c->tree), built, &c->tree_id,
+			       cache, c->key, config, err) < 0)
+		return -1;
+	if (*built)
+		log_info("%.12s: built before, in %s", c->sha, c->tree);
+	return 0;
+}
+
+/* Builds `tc` in its build tree.  0 when built, 1 when the build failed
+ * (the log appended to `failures`), -1 when it could not be attempted. */
 static int build_commit(struct task_commit *tc, const char *build,
 			long long timeout_s, const char *const *envv,
 			json_t *failures, char **err)
 {
 	struct runner_result result;
 
-	if (already_built(tc->tree, tc->sha))
-		return 0;
-	forget_build(tc->tree);
-	log_info("building %.12s", tc->sha);
+	log_info("building %.12s in %s", tc->sha, tc->tree);
 	if (runner_run(&result,
 		       &(struct runner_spec){.command = build,
 					     .cwd = tc->tree,
@@ -289,7 +267,6 @@ static int build_commit(struct task_commit *tc, const char *build,
 		return 1;
 	}
 	runner_result_clear(&result);
-	mark_built(tc->tree, tc->sha);
 	return 0;
 }
 
@@ -297,7 +274,10 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		 char **err)
 {
 	const char *repo_name, *url, *build, *run, *kpi;
-	char env_commit[80], env_run[40], env_job[40];
+	char env_commit[80], env_run[40], env_job[40], cache_dir[4200];
+	char *params = NULL;
+	struct buildcache *cache = NULL;
+	long long builds = 0;
 	const char *envv[4] = {env_commit, env_run, env_job, NULL};
 	json_t *repo, *tc, *plan, *entry, *runs = NULL, *failures = NULL;
 	struct task_commit *commits = NULL;
@@ -341,14 +321,31 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 	snprintf(env_job, sizeof(env_job), "STATBISECT_JOB=%lld",
 		 (long long)json_integer_value(json_object_get(task, "job")));
 	failures = json_array();
+	if (json_is_object(json_object_get(tc, "params")))
+		params = json_dumps(json_object_get(tc, "params"),
+				    JSON_COMPACT | JSON_SORT_KEYS);
+	snprintf(cache_dir, sizeof(cache_dir), "%s/builds", env->work_dir);
+	if (buildcache_open(&cache, cache_dir, env->build_cache_max, err) < 0)
+		goto out;
 	for (i = 0; i < n; i++) {
+		bool built;
+		int rc;
+
 		snprintf(env_commit, sizeof(env_commit), "STATBISECT_COMMIT=%s",
 			 commits[i].sha);
-		if (prepare_tree(env, repo_name, url, commits[i].sha, i,
-				 commits[i].tree, sizeof(commits[i].tree),
-				 err) < 0 ||
-		    build_commit(&commits[i], build, timeout_s, envv, failures,
-				 err) < 0)
+		if (find_build(&commits[i], &built, cache, repo_name, build,
+			       params, err) < 0)
+			goto out;
+		if (built)
+			continue;
+		if (prepare_tree(env, repo_name, url, commits[i].sha,
+				 commits[i].tree, err) < 0 ||
+		    (rc = build_commit(&commits[i], build, timeout_s, envv,
+				       failures, err)) < 0)
+			goto out;
+		builds++;
+		if (buildcache_done(cache, commits[i].tree_id, commits[i].key,
+				    rc == 0, err) < 0)
 			goto out;
 	}
 
@@ -394,8 +391,8 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		if (!ran)
 			break;
 	}
-	*out = json_pack("{s:o,s:o}", "runs", runs, "build_failures",
-			 failures);
+	*out = json_pack("{s:o,s:o,s:I}", "runs", runs, "build_failures",
+			 failures, "builds", (json_int_t)builds);
 	runs = failures = NULL;
 	error = 0;
 	goto out;
@@ -404,6 +401,8 @@ malformed:
 out:
 	json_decref(runs);
 	json_decref(failures);
+	buildcache_free(cache);
+	free(params);
 	free(commits);
 	return error;
 }

@@ -1,6 +1,7 @@
 /*
- * Carrying out one claimed task on the worker: bring the commit into the
- * persistent worktree, build it unless this worktree already built it, run
+ * Carrying out one claimed task on the worker: find the build of each
+ * commit in the build cache (buildcache.h), or check the commit out into
+ * the cache's tree and build it there, run
  * the benchmark the requested number of times, and collect the runs as the
  * JSON the server's upload route takes.
  */
@@ -12,16 +13,22 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+/* The build cache's budget when the worker is given none: 10 GiB. */
+#define TASK_BUILD_CACHE_MAX_DEFAULT (10ULL << 30)
+
 struct task_env {
-	const char *work_dir;        /* mirrors/ and trees/ live here */
+	const char *work_dir; /* mirrors/ and builds/ live here */
+	/* Bytes the build trees (buildcache.h) may take. */
+	unsigned long long build_cache_max;
 	volatile sig_atomic_t *stop; /* set by a signal: give up soon */
 	atomic_bool *lease_lost;     /* set by the heartbeat thread */
 };
 
 /*
  * Carries out `task` (the "task" object of a claim reply).  On success
- * returns 0 and the upload body in *out: {"runs": [...], "build_failed":
- * bool, "build_log": text}.  Returns -1 with a message in *err when the
+ * returns 0 and the upload body in *out: {"runs": [...],
+ * "build_failures": [{"commit_index", "log"}], "builds": the number of
+ * builds done for it (0 when every build was in the cache)}.  Returns -1 with a message in *err when the
  * task could not be attempted at all (bad task, git failure) or was
  * abandoned (stop requested, lease lost); nothing is to be uploaded then.
  */

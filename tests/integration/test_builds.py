@@ -78,3 +78,55 @@ def no_commit_is_built_twice_in_a_job(env):
     with open(ledger) as f:
         eq(len(f.read().split()), len(built), "builds after the rerun")
     eq(again.get("builds"), 0, "the rerun's builds")
+
+
+@test
+def uploads_say_how_many_builds_they_cost(env):
+    # A database of its own and no worker: the test is the worker.
+    svc = harness.Service(env.root, env.cluster, "builds-up", worker=False,
+                          conninfo=env.cluster.database("builds_up"))
+    try:
+        repo, shas = bench_repo(os.path.join(env.root, P + "up"), 4, owner=__name__)
+        svc.register(P + "up", repo, P + "up-tc", params={"threads": 8, "mode": "fast"})
+        job = svc.submit({"repo": P + "up", "testcase": P + "up-tc", "good": shas[0],
+                          "bad": shas[-1]})
+        eq(svc.api.ok("GET", "/api/v1/jobs/%d" % job["id"])["builds"], 0,
+           "builds of a job not started")
+        w = harness.Api(svc.url, svc.worker_token)
+        wid = w.ok("POST", "/api/v1/workers", {"name": "manual", "machine": "box"})["id"]
+        task = w.ok("POST", "/api/v1/workers/%d/claim" % wid)["task"]
+        eq(task["testcase"]["params"], {"threads": 8, "mode": "fast"},
+           "the task carries the testcase's parameters (a build input)")
+        eq(len(task["commits"]), 2, "the endpoints in one task")
+        run = {"exit_code": 0, "wall_s": 0.1, "metrics": {"bench.score": 1000.0}}
+        runs = [dict(run, commit_index=c["index"]) for c in task["commits"]
+                for _ in range(c["runs"])]
+        path = "/api/v1/tasks/%d/result" % task["id"]
+        for builds in (-1, 3, "2", 1.5, True):
+            status, reply = w.call("POST", path, {"lease": task["lease"], "runs": runs,
+                                                  "builds": builds})
+            eq((status, reply["error"]["code"]), (400, "invalid_field"),
+               "builds %r refused" % (builds,))
+        eq(svc.psql("select count(*) from runs where job_id = %d" % job["id"]), "0",
+           "a refused upload stores nothing")
+        eq(w.call("POST", path, {"lease": task["lease"], "runs": runs, "builds": 2})[0],
+           200, "upload with builds")
+        eq(svc.api.ok("GET", "/api/v1/jobs/%d" % job["id"])["builds"], 2,
+           "the job's builds")
+        # An older worker says nothing: its task counts no build.
+        older = svc.submit({"repo": P + "up", "testcase": P + "up-tc", "good": shas[1],
+                            "bad": shas[-1]})
+        task = w.ok("POST", "/api/v1/workers/%d/claim" % wid)["task"]
+        eq(task["job"], older["id"], "a task of the second job")
+        runs = [dict(run, commit_index=c["index"]) for c in task["commits"]
+                for _ in range(c["runs"])]
+        eq(w.call("POST", "/api/v1/tasks/%d/result" % task["id"],
+                  {"lease": task["lease"], "runs": runs})[0], 200, "upload without builds")
+        eq(svc.psql("select builds is null from tasks where id = %d" % task["id"]), "t",
+           "unknown, not 0")
+        eq(svc.api.ok("GET", "/api/v1/jobs/%d" % older["id"])["builds"], 0,
+           "the builds of a job whose uploads did not say")
+        eq(svc.api.ok("GET", "/api/v1/jobs/%d" % job["id"])["builds"], 2,
+           "the first job's builds")
+    finally:
+        svc.stop()
