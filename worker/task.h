@@ -28,9 +28,10 @@ struct task_env {
  * Carries out `task` (the "task" object of a claim reply).  On success
  * returns 0 and the upload body in *out: {"runs": [...],
  * "build_failures": [{"commit_index", "log"}], "builds": the number of
- * builds done for it (0 when every build was in the cache)}.  Returns -1 with a message in *err when the
- * task could not be attempted at all (bad task, git failure) or was
- * abandoned (stop requested, lease lost); nothing is to be uploaded then.
+ * builds done for it (0 when every build was in the cache)}.  Returns -1
+ * with a message in *err when the task could not be attempted at all (bad
+ * task, git failure) or was abandoned (stop requested, lease lost);
+ * nothing is to be uploaded then.
  */
 int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		 char **err);
