@@ -12,9 +12,11 @@
 #include "log.h"
 #include "metrics.h"
 #include "monitor.h"
+#include "outcome.h"
 #include "runner.h"
 
 #define TASK_BUILD_LOG_MAX (64u * 1024)
+#define TASK_RUN_OUTPUT_MAX (16u * 1024)
 
 char *task_tail(const char *out, size_t out_len, const char *err,
 		size_t err_len, size_t max)
@@ -107,13 +109,40 @@ out:
 }
 
 /*
+ * What one run did, for the commit's outcome: {"status", "exit_code",
+ * "signal", "metrics_seen": names the command printed, "run_output": the
+ * tail of its output}.
+ */
+static json_t *run_outcome(const struct runner_result *result,
+			   json_t *seen, bool has_kpi)
+{
+	enum outcome_status status;
+	json_t *outcome;
+	char *output;
+
+	status = outcome_of_run(result->exit_code, result->term_signal,
+				result->timed_out, has_kpi);
+	output = task_tail(result->out, result->out_len, result->err,
+			   result->err_len, TASK_RUN_OUTPUT_MAX);
+	outcome = json_pack("{s:s,s:i,s:i,s:o,s:s}", "status",
+			    outcome_status_name(status), "exit_code",
+			    result->exit_code, "signal", result->term_signal,
+			    "metrics_seen", seen, "run_output",
+			    output != NULL ? output : "");
+	free(output);
+	return outcome;
+}
+
+/*
  * One run of `command`, with the testcase's `monitors` (a JSON array of
  * names, or NULL) beside it: its metrics are the command's output (lines
  * or JSON, see metrics_parse_output()) and the monitors' (see monitor.h).
+ * What the run did goes to *outcome (see run_outcome()).
  */
 static json_t *run_once(const char *tree, const char *command,
 			double timeout_s, const char *const *envv,
-			const char *kpi, char **err, json_t *monitors)
+			const char *kpi, char **err, json_t *monitors,
+			json_t **outcome)
 {
 	struct runner_result result;
 	struct metrics *metrics = NULL;
@@ -123,7 +152,7 @@ static json_t *run_once(const char *tree, const char *command,
 	const char *const *extra;
 	size_t i, n = 0, names_count = 0, envc = 0, extrac = 0;
 	char *cause = NULL;
-	json_t *values, *run, *name;
+	json_t *values, *run, *name, *seen;
 
 	json_array_foreach(monitors, i, name)
 	{
@@ -169,7 +198,14 @@ static json_t *run_once(const char *tree, const char *command,
 	free(run_env);
 	values = json_object();
 	if (metrics_parse_output(&metrics, result.out, result.out_len, NULL,
-				 &format) == 0) {
+				 &format) < 0)
+		metrics = NULL;
+	/* The command's own metrics, before the monitors add theirs. */
+	seen = json_array();
+	for (i = 0; metrics != NULL && i < metrics->count; i++)
+		json_array_append_new(seen,
+				      json_string(metrics->entries[i].name));
+	if (metrics != NULL) {
 		if (mon != NULL && monitor_end(mon, metrics) < 0)
 			log_warn("monitors: out of memory");
 		for (i = 0; i < metrics->count; i++)
@@ -179,6 +215,8 @@ static json_t *run_once(const char *tree, const char *command,
 	}
 	metrics_free(metrics);
 	monitor_free(mon);
+	*outcome = run_outcome(&result, seen,
+			       json_object_get(values, kpi) != NULL);
 	if (result.timed_out)
 		log_warn("run timed out after %.0f s", timeout_s);
 	else if (result.exit_code != 0)
@@ -205,7 +243,51 @@ struct task_commit {
 	char key[BUILDCACHE_HASH_LEN + 1]; /* its build's, buildcache.h */
 	unsigned long long tree_id;
 	bool failed;
+	/* What happened to it, as uploaded in "outcomes" (see
+	 * keep_outcome()), and its build log when this task built it. */
+	json_t *outcome;
+	char *build_log;
 };
+
+/* The run that explains a commit best: the last that failed, else the
+ * last. */
+static void keep_outcome(struct task_commit *c, json_t *run)
+{
+	const char *now = json_string_value(json_object_get(run, "status"));
+	const char *kept =
+		json_string_value(json_object_get(c->outcome, "status"));
+
+	if (run == NULL)
+		return;
+	if (c->outcome == NULL || strcmp(now, "ran") != 0 ||
+	    kept == NULL || strcmp(kept, "ran") == 0 ||
+	    strcmp(kept, "built") == 0) {
+		json_decref(c->outcome);
+		c->outcome = run;
+	} else {
+		json_decref(run);
+	}
+}
+
+/* The "outcomes" of an upload: one entry per commit the task got to. */
+static json_t *outcomes_json(struct task_commit *commits, size_t n)
+{
+	json_t *list = json_array(), *o;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (commits[i].outcome == NULL)
+			continue;
+		o = json_deep_copy(commits[i].outcome);
+		json_object_set_new(o, "commit_index",
+				    json_integer(commits[i].index));
+		if (commits[i].build_log != NULL)
+			json_object_set_new(o, "build_log",
+					    json_string(commits[i].build_log));
+		json_array_append_new(list, o);
+	}
+	return list;
+}
 
 /*
  * Finds the build of `c` in the cache, or the tree to build it in: the key
@@ -261,11 +343,18 @@ static int build_commit(struct task_commit *tc, const char *build,
 				      json_pack("{s:I,s:s}", "commit_index",
 						(json_int_t)tc->index, "log",
 						log != NULL ? log : ""));
-		free(log);
+		tc->build_log = log;
+		tc->outcome = json_pack("{s:s,s:i,s:i}", "status",
+					"build_failed", "exit_code",
+					result.exit_code, "signal",
+					result.term_signal);
 		runner_result_clear(&result);
 		tc->failed = true;
 		return 1;
 	}
+	tc->build_log = task_tail(result.out, result.out_len, result.err,
+				  result.err_len, TASK_BUILD_LOG_MAX);
+	tc->outcome = json_pack("{s:s}", "status", "built");
 	runner_result_clear(&result);
 	return 0;
 }
@@ -336,8 +425,11 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		if (find_build(&commits[i], &built, cache, repo_name, build,
 			       params, err) < 0)
 			goto out;
-		if (built)
+		if (built) {
+			commits[i].outcome = json_pack("{s:s}", "status",
+						       "built");
 			continue;
+		}
 		if (prepare_tree(env, repo_name, url, commits[i].sha,
 				 commits[i].tree, err) < 0 ||
 		    (rc = build_commit(&commits[i], build, timeout_s, envv,
@@ -358,7 +450,7 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		for (i = 0; i < n; i++) {
 			struct task_commit *c = &commits[i];
 			long long batch = interleave ? 1 : c->runs;
-			json_t *one;
+			json_t *one, *outcome = NULL;
 
 			while (batch-- > 0 && c->done < c->runs && !c->failed) {
 				if (*env->stop || atomic_load(env->lease_lost)) {
@@ -373,9 +465,11 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 					 "STATBISECT_RUN=%lld", c->done + 1);
 				one = run_once(c->tree, run, (double)timeout_s,
 					       envv, kpi, err,
-					       json_object_get(tc, "monitors"));
+					       json_object_get(tc, "monitors"),
+					       &outcome);
 				if (one == NULL)
 					goto out;
+				keep_outcome(c, outcome);
 				json_object_set_new(one, "commit_index",
 						    json_integer(c->index));
 				json_array_append_new(runs, one);
@@ -391,8 +485,9 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		if (!ran)
 			break;
 	}
-	*out = json_pack("{s:o,s:o,s:I}", "runs", runs, "build_failures",
-			 failures, "builds", (json_int_t)builds);
+	*out = json_pack("{s:o,s:o,s:I,s:o}", "runs", runs, "build_failures",
+			 failures, "builds", (json_int_t)builds, "outcomes",
+			 outcomes_json(commits, n));
 	runs = failures = NULL;
 	error = 0;
 	goto out;
@@ -403,6 +498,10 @@ out:
 	json_decref(failures);
 	buildcache_free(cache);
 	free(params);
+	for (i = 0; commits != NULL && i < n; i++) {
+		json_decref(commits[i].outcome);
+		free(commits[i].build_log);
+	}
 	free(commits);
 	return error;
 }

@@ -28,15 +28,19 @@ struct task_env {
  * Carries out `task` (the "task" object of a claim reply).  On success
  * returns 0 and the upload body in *out: {"runs": [...],
  * "build_failures": [{"commit_index", "log"}], "builds": the number of
- * builds done for it (0 when every build was in the cache)}.  Returns -1
- * with a message in *err when the task could not be attempted at all (bad
- * task, git failure) or was abandoned (stop requested, lease lost);
- * nothing is to be uploaded then.
+ * builds done for it (0 when every build was in the cache), "outcomes":
+ * [{"commit_index", "status", "exit_code", "signal", "metrics_seen",
+ * "run_output", "build_log"}]: per commit what happened (lib/outcome.h;
+ * the run described is the last that failed, else the last), the tail of
+ * that run's output and of the build's when this task built it}.
+ * Returns -1 with a message in *err when the task could not be attempted
+ * at all (bad task, git failure) or was abandoned (stop requested, lease
+ * lost); nothing is to be uploaded then.
  */
 int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		 char **err);
 
-/* The last `max` bytes of a build's output, for the build log. */
+/* The last `max` bytes of a command's output and error, for a log. */
 char *task_tail(const char *out, size_t out_len, const char *err,
 		size_t err_len, size_t max);
 
