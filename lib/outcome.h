@@ -16,7 +16,7 @@ enum outcome_status {
 	OUTCOME_BUILD_FAILED, /* the build command failed or timed out */
 	OUTCOME_CRASHED,      /* a run exited non-zero or was killed */
 	OUTCOME_TIMED_OUT,    /* a run reached the testcase's timeout */
-	OUTCOME_NO_KPI,	      /* a run exited 0 without printing the KPI */
+	OUTCOME_NO_KPI,	      /* a run exited 0 without the KPI */
 	OUTCOME_RAN,	      /* every run printed the KPI */
 };
 

@@ -9,6 +9,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
+#include "commitlog.h"
 #include "db.h"
 #include "gitrepo.h"
 #include "log.h"
@@ -579,6 +580,26 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 				  "build_failed", c->build_failed,
 				  "classification",
 				  bisect_class_name(job.classes[i])));
+	}
+	{
+		/* What happened to each tested commit (null: not reported). */
+		json_t *outcomes = NULL, *c;
+		char key[24];
+
+		if (commitlog_outcomes(&outcomes, conn, job_id) < 0)
+			outcomes = NULL;
+		json_array_foreach(commits, i, c)
+		{
+			json_t *o;
+
+			snprintf(key, sizeof(key), "%lld",
+				 (long long)json_integer_value(
+					 json_object_get(c, "index")));
+			o = json_object_get(outcomes, key);
+			json_object_set(c, "outcome",
+					o != NULL ? o : json_null());
+		}
+		json_decref(outcomes);
 	}
 	{
 		json_error_t e;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commitlog.h"
 #include "db.h"
 #include "log.h"
 #include "scheduler.h"
@@ -558,7 +559,8 @@ static int store_build_failures(struct http_response *res, PGconn *conn,
 		params[2] = log != NULL ? json_string_value(log) : "";
 		r = db_exec(conn,
 			    "UPDATE job_commits SET build_failed = true,"
-			    " build_log = right($3, 65536)"
+			    " build_log = right($3, 65536),"
+			    " outcome = 'build_failed'"
 			    " WHERE job_id = $1 AND idx = $2",
 			    3, params);
 		if (r == NULL) {
@@ -645,7 +647,9 @@ void queue_result(struct http_response *res, struct http_request *req)
 	}
 	if (store_runs(res, conn, req->params[0], job_id, plan, worker_id,
 		       db_text(r, 0, 0), runs) < 0 ||
-	    store_build_failures(res, conn, job_id, plan, body) < 0) {
+	    store_build_failures(res, conn, job_id, plan, body) < 0 ||
+	    commitlog_store(res, conn, job_id, plan,
+			    json_object_get(body, "outcomes")) < 0) {
 		PQclear(r);
 		goto rollback;
 	}

@@ -1,6 +1,7 @@
 /* The route table of statbisect-server. */
 #include <stdlib.h>
 
+#include "commitlog.h"
 #include "server.h"
 
 /* The core contract routes; the route tables of other files follow. */
@@ -13,6 +14,7 @@ static const struct http_route core_routes[] = {
 	{"GET", "/api/v1/jobs/{}", ROLE_READ, api_jobs_get},
 	{"DELETE", "/api/v1/jobs/{}", ROLE_SUBMIT, api_jobs_cancel},
 	{"GET", "/api/v1/jobs/{}/report", ROLE_READ, api_jobs_report},
+	{"GET", "/api/v1/jobs/{}/commits/{}/log", ROLE_READ, commitlog_get},
 	{"POST", "/api/v1/workers", ROLE_WORKER, queue_register},
 	{"POST", "/api/v1/workers/{}/claim", ROLE_WORKER, queue_claim},
 	{"POST", "/api/v1/tasks/{}/heartbeat", ROLE_WORKER, queue_heartbeat},

@@ -6,6 +6,7 @@
 
 #include <jansson.h>
 
+#include "commitlog.h"
 #include "db.h"
 #include "log.h"
 #include "reportjob.h"
@@ -329,17 +330,23 @@ static int finish_job(PGconn *conn, const struct sched_job *job,
 		      res->verdict == BISECT_IMPROVEMENT) &&
 		     first != NULL;
 	char id_text[24], change[40], p[40], confidence[40];
-	char *culprits = NULL;
+	char *culprits = NULL, *cause = NULL;
 	const char *params[9];
 	json_t *list;
 	PGresult *r;
 	size_t i;
+	int rc;
 
+	/* An endpoint that gave no measurement: say what it did. */
+	if (commitlog_cause(&cause, conn, job) < 0)
+		return -1;
 	list = culprits_json(job);
 	culprits = json_dumps(list, JSON_COMPACT);
 	json_decref(list);
-	if (culprits == NULL)
+	if (culprits == NULL) {
+		free(cause);
 		return -1;
+	}
 	snprintf(id_text, sizeof(id_text), "%lld", job->id);
 	snprintf(change, sizeof(change), "%.17g",
 		 found ? first->change_pct : res->change_pct);
@@ -351,7 +358,8 @@ static int finish_job(PGconn *conn, const struct sched_job *job,
 	params[3] = found ? job->commits[first->parent].sha : NULL;
 	params[4] = change;
 	params[5] = p;
-	params[6] = res->reason != NULL ? res->reason
+	params[6] = cause != NULL	? cause
+		    : res->reason != NULL ? res->reason
 		    : found && first->ambiguous_count > 1
 			    ? "commits next to the culprit could not be built; "
 			      "the culprit may be any of them"
@@ -367,8 +375,10 @@ static int finish_job(PGconn *conn, const struct sched_job *job,
 		    " confidence = $9, finished_at = now() WHERE id = $1",
 		    9, params);
 	free(culprits);
-	if (r == NULL)
+	if (r == NULL) {
+		free(cause);
 		return -1;
+	}
 	PQclear(r);
 	log_info("job %lld: %s, %zu culprit(s)%s%.12s", job->id, params[1],
 		 found ? res->culprit_count : 0, found ? ", first " : "",
@@ -376,8 +386,17 @@ static int finish_job(PGconn *conn, const struct sched_job *job,
 	/* The reports go into the outbox in the verdict's transaction: a
 	 * verdict is never stored without them, nor sent twice.  One report
 	 * per culprit; a job without culprits gets one about the range. */
-	if (!found)
-		return reportjob_queue(conn, job, base_url, 0);
+	if (!found) {
+		/* The report says the real cause too. */
+		struct sched_job with_cause = *job;
+
+		if (cause != NULL)
+			with_cause.result.reason = cause;
+		rc = reportjob_queue(conn, &with_cause, base_url, 0);
+		free(cause);
+		return rc;
+	}
+	free(cause);
 	for (i = 0; i < res->culprit_count; i++) {
 		if (reportjob_queue(conn, job, base_url, i) < 0)
 			return -1;
@@ -385,11 +404,40 @@ static int finish_job(PGconn *conn, const struct sched_job *job,
 	return 0;
 }
 
+/*
+ * Fails the job at once with `message`, before the engine skips its
+ * endpoints as unbuildable, and queues a report that says why (an
+ * inconclusive one about the range, with the message as its reason).
+ */
+static int fail_job(PGconn *conn, const struct sched_job *job,
+		    const char *message, const char *base_url)
+{
+	struct sched_job report = *job;
+	char id_text[24];
+	const char *params[2] = {id_text, message};
+	PGresult *r;
+
+	snprintf(id_text, sizeof(id_text), "%lld", job->id);
+	r = db_exec(conn,
+		    "UPDATE jobs SET state = 'failed', message = $2,"
+		    " finished_at = now() WHERE id = $1",
+		    2, params);
+	if (r == NULL)
+		return -1;
+	PQclear(r);
+	log_info("job %lld: failed: %s", job->id, message);
+	report.result.verdict = BISECT_INCONCLUSIVE;
+	report.result.reason = message;
+	report.result.culprit_count = 0;
+	return reportjob_queue(conn, &report, base_url, 0);
+}
+
 int sched_advance(PGconn *conn, long long job_id, const char *base_url)
 {
 	char id_text[24];
 	const char *params[1] = {id_text};
 	struct sched_job job;
+	char *cause = NULL;
 	PGresult *r;
 	int rc, error = -1;
 
@@ -412,6 +460,13 @@ int sched_advance(PGconn *conn, long long job_id, const char *base_url)
 		error = 0;
 		goto out;
 	}
+	/* A KPI that no run of the endpoints prints (misspelt, say) fails
+	 * the job now, naming the metrics they did print. */
+	rc = commitlog_missing_kpi(&cause, conn, &job);
+	if (rc != 0) {
+		error = rc < 0 ? -1 : fail_job(conn, &job, cause, base_url);
+		goto out;
+	}
 	if (job.result.verdict == BISECT_PENDING &&
 	    job.result.request_count == 0) {
 		job.result.verdict = BISECT_INCONCLUSIVE;
@@ -422,6 +477,7 @@ int sched_advance(PGconn *conn, long long job_id, const char *base_url)
 	else
 		error = finish_job(conn, &job, base_url);
 out:
+	free(cause);
 	sched_job_clear(&job);
 	return error;
 }
