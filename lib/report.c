@@ -365,8 +365,13 @@ static int report_check_input(const struct report_input *in)
 	    !report_is_optional_line(in->report_url) ||
 	    (in->checkout_cmd && !report_is_text(in->checkout_cmd)) ||
 	    (in->build_cmd && !report_is_text(in->build_cmd)) ||
-	    (in->run_cmd && !report_is_text(in->run_cmd)))
+	    (in->run_cmd && !report_is_text(in->run_cmd)) ||
+	    !report_is_optional_line(in->reason) ||
+	    (in->build_log_url_count && !in->build_log_urls))
 		return -EINVAL;
+	for (i = 0; i < in->build_log_url_count; i++)
+		if (!report_is_line(in->build_log_urls[i]))
+			return -EINVAL;
 	if (in->param_count && !in->params)
 		return -EINVAL;
 	for (i = 0; i < in->param_count; i++)
@@ -695,6 +700,15 @@ static void report_put_reproduce(struct report_buf *b,
 		report_buf_printf(b, "%s\n%s/runs.csv\n%s/runs.json\n\n",
 				  in->job_url, in->job_url, in->job_url);
 	}
+	if (in->build_log_url_count > 0) {
+		size_t i;
+
+		report_buf_puts(b, "Build logs of the commits that did not "
+				   "build (skipped):\n");
+		for (i = 0; i < in->build_log_url_count; i++)
+			report_buf_printf(b, "%s\n", in->build_log_urls[i]);
+		report_buf_puts(b, "\n");
+	}
 	if (in->checkout_cmd || in->build_cmd || in->run_cmd) {
 		report_buf_puts(b, "To reproduce:\n\n");
 		if (in->checkout_cmd)
@@ -705,6 +719,39 @@ static void report_put_reproduce(struct report_buf *b,
 			report_put_command(b, in->run_cmd);
 		report_buf_puts(b, "\n");
 	}
+}
+
+/* `lead`, `text` and a period, wrapped at spaces to lines of at most 72
+ * columns (a longer word stays whole), then a blank line. */
+static void report_put_wrapped(struct report_buf *b, const char *lead,
+			       const char *text)
+{
+	size_t column = 0, len;
+	const char *word;
+	char *all = NULL;
+
+	if (asprintf(&all, "%s%s.", lead, text) < 0) {
+		b->error = -ENOMEM;
+		return;
+	}
+	for (word = all; *word != '\0'; word += len) {
+		while (*word == ' ')
+			word++;
+		len = strcspn(word, " ");
+		if (len == 0)
+			break;
+		if (column > 0 && column + 1 + len > 72) {
+			report_buf_puts(b, "\n");
+			column = 0;
+		} else if (column > 0) {
+			report_buf_puts(b, " ");
+			column++;
+		}
+		report_buf_printf(b, "%.*s", (int)len, word);
+		column += len;
+	}
+	report_buf_puts(b, "\n\n");
+	free(all);
 }
 
 static void report_put_commit_line(struct report_buf *b, const char *label,
@@ -758,6 +805,9 @@ int report_render_body(char **out, const struct report_input *in)
 			    &b, "The two ends of the range perform the "
 				"same within the testcase's margin,\n"
 				"so no commit was bisected.\n\n");
+		else if (in->reason)
+			report_put_wrapped(&b, "No commit was bisected: ",
+					   in->reason);
 		else
 			report_buf_puts(
 			    &b, "The runs could neither tell the two "

@@ -148,6 +148,12 @@ struct report_input {
 	/* no-change and inconclusive: the range compared */
 	const char *good_sha, *bad_sha;
 	const char *good_subject, *bad_subject; /* each or NULL */
+	/* inconclusive: why no commit was bisected (one line, no final
+	 * period), or NULL for the general sentence about noise */
+	const char *reason;
+	/* the build logs of commits that did not build, URLs, or NULL */
+	const char *const *build_log_urls;
+	size_t build_log_url_count;
 };
 
 /*
@@ -190,8 +196,12 @@ int report_render_table(char **out, const struct report_input *in);
  * rule; the job page and raw-run URLs and the checkout, build and run
  * commands; the comparison block; the disclaimer; "-- " and the signature.
  * No change / inconclusive: the same voice and layout with the range (good
- * and bad) in place of the culprit, a sentence saying what was found, and
- * the rows (normally just the KPI, good vs bad) in the same table layout.
+ * and bad) in place of the culprit, a sentence saying what was found (for
+ * an inconclusive one with `reason`: "No commit was bisected: <reason>.",
+ * wrapped at 72 columns), and the rows (normally just the KPI, good vs
+ * bad) in the same table layout.  With `build_log_urls`, "Details" lists
+ * them after the job page, under "Build logs of the commits that did not
+ * build (skipped):".
  */
 int report_render_body(char **out, const struct report_input *in);
 

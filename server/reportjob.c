@@ -24,6 +24,10 @@
 /* Longest command line put in a report's reproduce section; a body line
  * may not pass 998 octets. */
 #define REPORTJOB_COMMAND_LINE_MAX 900
+/* Longest reason of an inconclusive report (wrapped into lines), and the
+ * most build logs a report links. */
+#define REPORTJOB_REASON_MAX 2000
+#define REPORTJOB_BUILD_LOGS_MAX 10
 
 /* Every metric's values on the two sides being compared. */
 struct metric_series {
@@ -668,8 +672,9 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	struct report_message msg = {0};
 	char *subject = NULL, *body = NULL, *message = NULL;
 	char *job_url = NULL, *report_url = NULL, *commit_url = NULL;
+	char *reason = NULL, *build_logs[REPORTJOB_BUILD_LOGS_MAX];
 	char date[64], mid[256];
-	size_t row_count = 0;
+	size_t row_count = 0, build_log_count = 0, i;
 	int error = -1, rc;
 
 	if (load_facts(&facts, conn, job, new_idx) < 0 ||
@@ -738,6 +743,25 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	in.bad_sha = job->commits[job->count - 1].sha;
 	in.good_subject = texts.good_subject;
 	in.bad_subject = texts.bad_subject;
+	/* Why an inconclusive job bisected nothing, and where the build
+	 * logs of the commits that did not build are. */
+	if (in.kind == REPORT_INCONCLUSIVE && res->reason != NULL &&
+	    (reason = clean_line(res->reason, REPORTJOB_REASON_MAX)) == NULL)
+		goto out;
+	in.reason = reason;
+	for (i = 0; i < job->count &&
+		    build_log_count < REPORTJOB_BUILD_LOGS_MAX;
+	     i++) {
+		if (!job->commits[i].build_failed)
+			continue;
+		if (asprintf(&build_logs[build_log_count],
+			     "%s/api/v1/jobs/%lld/commits/%s/log", base_url,
+			     job->id, job->commits[i].sha) < 0)
+			goto out;
+		build_log_count++;
+	}
+	in.build_log_urls = (const char *const *)build_logs;
+	in.build_log_url_count = build_log_count;
 	if ((rc = report_render_subject(&subject, &in)) < 0 ||
 	    (rc = report_render_body(&body, &in)) < 0) {
 		/* Should not happen with cleaned input; the verdict stands
@@ -790,6 +814,9 @@ out:
 	free(job_url);
 	free(report_url);
 	free(commit_url);
+	free(reason);
+	for (i = 0; i < build_log_count; i++)
+		free(build_logs[i]);
 	free(rows);
 	recipients_clear(&rcpt);
 	clean_texts_clear(&texts);
