@@ -35,6 +35,7 @@ const struct http_route web_routes[] = {
     {"GET", "/jobs/{}", ROLE_NONE, web_job_page},
     {"GET", "/jobs/{}/live", ROLE_NONE, web_job_live},
     {"GET", "/jobs/{}/report", ROLE_NONE, web_job_report},
+    {"GET", "/jobs/{}/commits/{}/log", ROLE_NONE, web_commit_log},
     {"GET", "/jobs/{}/runs.csv", ROLE_NONE, web_job_runs_csv},
     {"GET", "/jobs/{}/runs.json", ROLE_NONE, web_job_runs_json},
     {"POST", "/jobs/{}/cancel", ROLE_NONE, web_job_cancel},

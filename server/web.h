@@ -119,6 +119,7 @@ void web_job_submit(struct http_response *res, struct http_request *req);
 void web_job_page(struct http_response *res, struct http_request *req);
 void web_job_live(struct http_response *res, struct http_request *req);
 void web_job_report(struct http_response *res, struct http_request *req);
+void web_commit_log(struct http_response *res, struct http_request *req);
 void web_job_runs_csv(struct http_response *res, struct http_request *req);
 void web_job_runs_json(struct http_response *res, struct http_request *req);
 void web_job_cancel(struct http_response *res, struct http_request *req);

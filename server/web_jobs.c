@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commitlog.h"
 #include "db.h"
 #include "log.h"
 #include "server.h"
@@ -635,6 +636,54 @@ static double median_of(json_t *runs)
  * The bisection path: the tested commits in the order they were first
  * asked for, with author, runs, median and what the engine made of them.
  */
+/* What happened to a tested commit, in words for the page, from the
+ * "outcome" of its entry in the job JSON; NULL when none was reported. */
+static json_t *outcome_label(json_t *outcome)
+{
+	const char *status =
+	    json_string_value(json_object_get(outcome, "status"));
+	json_t *names = json_object_get(outcome, "metrics_seen"), *v;
+	json_t *signal = json_object_get(outcome, "signal");
+	struct strbuf b = STRBUF_INIT;
+	char *text;
+	size_t i;
+
+	if (status == NULL)
+		return json_null();
+	if (strcmp(status, "build_failed") == 0) {
+		strbuf_append(&b, "build failed");
+	} else if (strcmp(status, "crashed") == 0) {
+		if (json_integer_value(signal) > 0)
+			strbuf_printf(&b, "run crashed (signal %lld)",
+				      (long long)json_integer_value(signal));
+		else
+			strbuf_printf(&b, "run crashed (exit status %lld)",
+				      (long long)json_integer_value(
+					  json_object_get(outcome,
+							  "exit_code")));
+	} else if (strcmp(status, "timed_out") == 0) {
+		strbuf_append(&b, "run timed out");
+	} else if (strcmp(status, "no_kpi") == 0) {
+		strbuf_append(&b, "printed no KPI");
+		json_array_foreach(names, i, v)
+		{
+			if (i == 20) {
+				strbuf_printf(&b, " and %zu more",
+					      json_array_size(names) - i);
+				break;
+			}
+			strbuf_printf(&b, "%s%s",
+				      i == 0 ? "; it printed " : ", ",
+				      json_string_value(v));
+		}
+	} else {
+		strbuf_append(&b, status);
+	}
+	if (strbuf_finish(&text, NULL, &b) < 0)
+		return json_null();
+	return string_take(text);
+}
+
 static json_t *bisection_path(PGconn *conn, json_t *job, const char *id,
 			      const char *web_url)
 {
@@ -644,8 +693,15 @@ static json_t *bisection_path(PGconn *conn, json_t *job, const char *id,
 	PGresult *r;
 	int row;
 
+	/* The end of the log that explains a commit that gave no value:
+	 * its build's when it did not build, else its run's. */
 	r = db_exec(conn,
-		    "SELECT c.idx, c.sha, c.subject, c.author_name"
+		    "SELECT c.idx, c.sha, c.subject, c.author_name,"
+		    " (SELECT right(CASE WHEN x.build_failed"
+		    " OR x.outcome = 'build_failed' THEN x.build_log"
+		    " WHEN x.outcome IN ('crashed', 'timed_out', 'no_kpi')"
+		    " THEN x.run_output END, 2048) FROM job_commits x"
+		    " WHERE x.job_id = t.job_id AND x.idx = c.idx)"
 		    " FROM tasks t CROSS JOIN LATERAL jsonb_array_elements("
 		    "CASE WHEN jsonb_array_length(t.plan) > 0 THEN t.plan"
 		    " ELSE jsonb_build_array(jsonb_build_object('idx',"
@@ -653,7 +709,8 @@ static json_t *bisection_path(PGconn *conn, json_t *job, const char *id,
 		    " JOIN job_commits c ON c.job_id = t.job_id"
 		    " AND c.idx = (p.e->>'idx')::int"
 		    " WHERE t.job_id = $1"
-		    " GROUP BY c.idx, c.sha, c.subject, c.author_name"
+		    " GROUP BY t.job_id, c.idx, c.sha, c.subject,"
+		    " c.author_name"
 		    " ORDER BY min(t.id * 64 + p.ord)",
 		    1, params);
 	if (r == NULL)
@@ -664,13 +721,15 @@ static json_t *bisection_path(PGconn *conn, json_t *job, const char *id,
 		    at >= 0 ? json_array_get(commits, (size_t)at) : NULL;
 		json_t *runs = json_object_get(c, "runs");
 		double median = median_of(runs);
-		char median_text[32] = "";
+		char median_text[32] = "", log_href[128];
+		json_t *entry;
 
 		if (isfinite(median))
 			snprintf(median_text, sizeof(median_text), "%.6g",
 				 median);
-		json_array_append_new(
-		    path,
+		snprintf(log_href, sizeof(log_href), "/jobs/%s/commits/%s/log",
+			 id, db_text(r, row, 1));
+		entry =
 		    json_pack("{s:I,s:I,s:s,s:o,s:s,s:s,s:o,s:I,s:s,s:s}",
 			      "step", (json_int_t)row + 1, "index",
 			      (json_int_t)db_int(r, row, 0), "sha",
@@ -682,7 +741,18 @@ static json_t *bisection_path(PGconn *conn, json_t *job, const char *id,
 			      "median", median_text, "class",
 			      c != NULL ? json_string_value(json_object_get(
 					      c, "classification"))
-					: "untested"));
+					: "untested");
+		if (entry == NULL)
+			continue;
+		json_object_set_new(
+		    entry, "outcome",
+		    outcome_label(json_object_get(c, "outcome")));
+		json_object_set_new(entry, "log_href", json_string(log_href));
+		json_object_set_new(entry, "log_tail",
+				    db_is_null(r, row, 4)
+					? json_null()
+					: json_string(db_text(r, row, 4)));
+		json_array_append_new(path, entry);
 	}
 	PQclear(r);
 	return path;
@@ -949,6 +1019,40 @@ void web_job_report(struct http_response *res, struct http_request *req)
 		    : NULL;
 	web_error_page(res, answer.status, &session,
 		       web_api_message(reply, "There is no report."));
+	json_decref(reply);
+	http_response_clear(&answer);
+}
+
+/* The build log and last run output of one commit of a job: the REST
+ * answer of commitlog_get() as a page. */
+void web_commit_log(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	struct http_response answer = {0};
+	json_error_t jerr;
+	json_t *reply, *ctx;
+	char title[96];
+
+	if (!web_require(&session, res, req, ROLE_READ, true))
+		return;
+	commitlog_get(&answer, req);
+	reply = answer.body != NULL
+		    ? json_loadb(answer.body, answer.body_len, 0, &jerr)
+		    : NULL;
+	if (answer.status != 200 || reply == NULL) {
+		web_error_page(
+		    res, answer.status >= 400 ? answer.status : 500, &session,
+		    web_api_message(reply, "There is no such log."));
+		goto out;
+	}
+	snprintf(title, sizeof(title), "Job %lld, commit %.12s",
+		 (long long)json_integer_value(json_object_get(reply, "job")),
+		 json_string_value(json_object_get(reply, "commit")));
+	ctx = json_pack("{s:s,s:O,s:o}", "title", title, "log", reply,
+			"outcome",
+			outcome_label(json_object_get(reply, "outcome")));
+	web_render(res, 200, "commit_log", ctx, &session, "jobs");
+out:
 	json_decref(reply);
 	http_response_clear(&answer);
 }

@@ -5,6 +5,7 @@ once with the metrics the runs did print, and the build log and last run
 output of each commit served by GET /api/v1/jobs/{id}/commits/{sha}/log."""
 import glob
 import os
+import time
 
 from harness import bench_repo, check, eq, test
 from test_web import Browser
@@ -21,6 +22,17 @@ def mails_about(svc, sha):
         if sha[:10] in text:
             found.append(text)
     return found
+
+
+def delivered(svc, job_id, timeout=60):
+    """Waits until the job's report is in the Maildir."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        job = svc.api.ok("GET", "/api/v1/jobs/%d" % job_id, token=svc.read_token)
+        if (job.get("report") or {}).get("state") == "sent":
+            return job
+        time.sleep(0.2)
+    raise AssertionError("the report of job %d was not delivered: %r" % (job_id, job))
 
 
 def commit_of(job, index):
@@ -52,6 +64,7 @@ def misspelt_kpi_fails_at_once_naming_the_metrics_seen(env):
         eq(outcome["status"], "no_kpi", "outcome of commit %d" % index)
         check({"bench.score", "aux.constant"} <= set(outcome["metrics_seen"]),
               "metrics seen at %d: %r" % (index, outcome["metrics_seen"]))
+    delivered(svc, job["id"])
     mails = mails_about(svc, shas[0])
     check(mails, "a report was mailed for the failed job")
     for text in mails:
@@ -69,7 +82,8 @@ def crashing_runs_are_named_not_blamed_on_the_build(env):
     repo, shas = bench_repo(os.path.join(env.root, P + "crash"), 4,
                             owner=__name__ + ".crash")
     svc.register(P + "crash", repo, P + "crash-tc", runs_min=2,
-                 run="./bench; echo '<em>segfault</em> at 0' >&2; exit 3")
+                 run="./bench; printf '\\074em\\076segfault\\074/em\\076 at 0\\n' >&2;"
+                 " exit 3")
     job = svc.submit({"repo": P + "crash", "testcase": P + "crash-tc",
                       "good": shas[0], "bad": shas[-1]})
     done = svc.wait(job["id"])
@@ -148,11 +162,23 @@ def build_log_and_run_output_are_served_per_commit(env):
     status, _ = svc.api.call("GET", base + shas[0] + "/log", token="")
     eq(status, 401, "the log needs a token")
     # The report of a job whose tested commits failed to build links their log.
+    delivered(svc, jid)
     for text in mails_about(svc, shas[4]) + mails_about(svc, shas[0]):
         if "/commits/" in text:
             break
     else:
         raise AssertionError("no report links a build log")
-    status, _, page = Browser(svc.url).sign_in(svc.read_token).get("/jobs/%d" % jid)
+    browser = Browser(svc.url).sign_in(svc.read_token)
+    status, _, page = browser.get("/jobs/%d" % jid)
     eq(status, 200, "job page")
     check("this commit does not compile" in page, "the job page shows the build log")
+    check("/jobs/%d/commits/%s/log" % (jid, failed[0]["commit"]) in page,
+          "the job page links each commit's logs")
+    status, _, page = browser.get("/jobs/%d/commits/%s/log" % (jid, failed[0]["commit"]))
+    eq(status, 200, "log page")
+    check("this commit does not compile" in page and "build failed" in page,
+          "the log page shows the build log and the outcome")
+    status, _, page = browser.get("/jobs/%d/commits/%s/log" % (jid, shas[0]))
+    check(status == 200 and "bench.score:" in page, "the log page shows the run output")
+    status, _, page = browser.get("/jobs/%d/commits/%s/log" % (jid, "0" * 40))
+    eq(status, 404, "log page of a commit not in the job")
