@@ -1214,6 +1214,47 @@ static void test_report__range_bodies(void **state)
 	free(body);
 }
 
+static void test_report__inconclusive_reason_and_build_logs(void **state)
+{
+	const char *urls[] = {"http://sb.example/api/v1/jobs/7/commits/"
+			      "aaaa/log",
+			      "http://sb.example/api/v1/jobs/7/commits/"
+			      "bbbb/log"};
+	struct report_input in = fixture(REPORT_INCONCLUSIVE);
+	char *body = NULL;
+
+	(void)state;
+	in.reason = "the runs of the endpoints printed no metric "
+		    "'bench.scor'; they printed: aux.constant, bench.score "
+		    "(did you mean 'bench.score'?)";
+	in.build_log_urls = urls;
+	in.build_log_url_count = 2;
+	assert_int_equal(report_render_body(&body, &in), 0);
+	/* Wrapped at spaces to 72 columns, with a final period. */
+	assert_non_null(strstr(
+	    body, "\nNo commit was bisected: the runs of the endpoints "
+		  "printed no metric\n'bench.scor'; they printed: "
+		  "aux.constant, bench.score (did you mean\n"
+		  "'bench.score'?).\n\n"));
+	assert_null(strstr(body, "quieter machine"));
+	assert_non_null(strstr(
+	    body, "Build logs of the commits that did not build "
+		  "(skipped):\nhttp://sb.example/api/v1/jobs/7/commits/"
+		  "aaaa/log\nhttp://sb.example/api/v1/jobs/7/commits/"
+		  "bbbb/log\n\n"));
+	free(body);
+
+	/* A reason or URL of several lines could forge the report. */
+	in.reason = "two\nlines";
+	assert_int_equal(report_render_body(&body, &in), -EINVAL);
+	assert_null(body);
+	in.reason = NULL;
+	urls[1] = "http://x/\r\nBcc: x@example.org";
+	assert_int_equal(report_render_body(&body, &in), -EINVAL);
+	in.build_log_urls = NULL;
+	assert_int_equal(report_render_body(&body, &in), -EINVAL);
+}
+
 static void test_report__kpi_row_first(void **state)
 {
 	struct report_input in = fixture(REPORT_REGRESSION);
@@ -1713,6 +1754,7 @@ int main(void)
 	    cmocka_unit_test(test_report__regression_body),
 	    cmocka_unit_test(test_report__improvement_body),
 	    cmocka_unit_test(test_report__range_bodies),
+	    cmocka_unit_test(test_report__inconclusive_reason_and_build_logs),
 	    cmocka_unit_test(test_report__kpi_row_first),
 	    cmocka_unit_test(test_report__body_refuses_bad_input),
 	    cmocka_unit_test(test_report__message_headers_and_crlf),
