@@ -38,10 +38,38 @@ static void set_errorf(char **err, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Entries a build does not inherit as an input of its own. */
+/* Entries that are no input of a build: the worker's own settings, the
+ * task's values (the commit is an input of its own), and what names the
+ * shell, login or service session the worker was started from rather than
+ * the build (systemd sets a new INVOCATION_ID at every start). */
 static bool env_ignored(const char *entry)
 {
-	static const char *const names[] = {"PWD", "OLDPWD", "SHLVL", "_"};
+	static const char *const names[] = {
+	    "PWD",
+	    "OLDPWD",
+	    "SHLVL",
+	    "_",
+	    "INVOCATION_ID",
+	    "JOURNAL_STREAM",
+	    "SYSTEMD_EXEC_PID",
+	    "MANAGERPID",
+	    "NOTIFY_SOCKET",
+	    "LISTEN_PID",
+	    "LISTEN_FDS",
+	    "LISTEN_FDNAMES",
+	    "WATCHDOG_PID",
+	    "WATCHDOG_USEC",
+	    "SSH_CLIENT",
+	    "SSH_CONNECTION",
+	    "SSH_TTY",
+	    "SSH_AUTH_SOCK",
+	    "XDG_SESSION_ID",
+	    "TMUX",
+	    "TMUX_PANE",
+	    "STY",
+	    "WINDOWID",
+	    "TERM_SESSION_ID",
+	};
 	size_t len = strcspn(entry, "="), i;
 
 	if (strncmp(entry, "STATBISECT_", 11) == 0)

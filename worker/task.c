@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "buildcache.h"
 #include "gitrepo.h"
@@ -311,6 +312,12 @@ static int find_build(struct task_commit *c, bool *built,
 	    buildcache_acquire(c->tree, sizeof(c->tree), built, &c->tree_id,
 			       cache, c->key, config, err) < 0)
 		return -1;
+	if (*built && access(c->tree, F_OK) < 0) {
+		/* Deleted behind the cache's back: build it again. */
+		log_warn("%.12s: build tree %s is gone", c->sha, c->tree);
+		*built = false;
+		return buildcache_done(cache, c->tree_id, c->key, false, err);
+	}
 	if (*built)
 		log_info("%.12s: built before, in %s", c->sha, c->tree);
 	return 0;

@@ -79,6 +79,17 @@ def no_commit_is_built_twice_in_a_job(env):
         eq(len(f.read().split()), len(built), "builds after the rerun")
     eq(again.get("builds"), 0, "the rerun's builds")
 
+    # Build trees deleted behind the worker's back are built again.
+    builds = os.path.join(env.root, "main-box-1", "builds")
+    for name in os.listdir(builds):
+        if name.isdigit():
+            harness.rmtree(os.path.join(builds, name))
+    third = svc.wait(svc.submit(body)["id"])
+    eq((third["state"], third["culprit"]), ("done", shas[culprit]),
+       "a job after the trees were deleted")
+    eq(third.get("builds"), len({c["commit"] for c in third["commits"]}),
+       "its builds")
+
 
 @test
 def uploads_say_how_many_builds_they_cost(env):

@@ -119,6 +119,8 @@ static void test_buildcache__environment_noise_ignored(void **state)
 					       "OLDPWD=/tmp",
 					       "SHLVL=3",
 					       "_=/usr/bin/env",
+					       "INVOCATION_ID=5f2c0a8e",
+					       "SSH_CONNECTION=10.0.0.1 22",
 					       "PATH=/usr/bin:/bin",
 					       NULL};
 	struct buildcache_inputs base = base_inputs(), in = base;
