@@ -11,6 +11,7 @@
 #include "db.h"
 #include "log.h"
 #include "server.h"
+#include "url.h"
 
 #define API_MORE_LIMIT_DEFAULT 50
 #define API_MORE_LIMIT_MAX 200
@@ -430,26 +431,6 @@ static void api_more_jobs_runs_csv(struct http_response *res,
 	free(text);
 }
 
-/* A repository URL with any password in it masked. */
-static char *redacted_url(const char *url)
-{
-	const char *scheme = strstr(url, "://"), *at, *colon, *slash;
-	char *out = NULL;
-
-	if (scheme == NULL)
-		return strdup(url);
-	slash = strchr(scheme + 3, '/');
-	at = strchr(scheme + 3, '@');
-	if (at == NULL || (slash != NULL && at > slash))
-		return strdup(url);
-	colon = memchr(scheme + 3, ':', (size_t)(at - (scheme + 3)));
-	if (colon == NULL)
-		return strdup(url);
-	if (asprintf(&out, "%.*s:***%s", (int)(colon - url), url, at) < 0)
-		return NULL;
-	return out;
-}
-
 /* GET /api/v1/repos */
 static void api_more_repos_list(struct http_response *res,
 				struct http_request *req)
@@ -471,7 +452,14 @@ static void api_more_repos_list(struct http_response *res,
 	}
 	repos = json_array();
 	for (row = 0; row < PQntuples(r); row++) {
-		char *url = redacted_url(db_text(r, row, 2));
+		char *url = NULL;
+
+		if (url_redact(&url, db_text(r, row, 2)) < 0) {
+			json_decref(repos);
+			PQclear(r);
+			http_error(res, 500, "internal", "out of memory");
+			return;
+		}
 
 		json_array_append_new(
 			repos, json_pack("{s:I,s:s,s:s?,s:s?,s:s}", "id",

@@ -107,36 +107,6 @@ int mailer_smtp_url(const char *url, char **curl_url, long *use_ssl,
 	return 0;
 }
 
-char *mailer_url_redacted(const char *url)
-{
-	const char *scheme_end = strstr(url, "://"), *authority, *at, *colon;
-	size_t authority_len;
-	char *out;
-
-	if (scheme_end == NULL)
-		return strdup(url);
-	authority = scheme_end + 3;
-	authority_len = strcspn(authority, "/?#");
-	at = memchr(authority, '@', authority_len);
-	/* The last '@' of the authority ends the user information. */
-	while (at != NULL) {
-		const char *next = memchr(
-		    at + 1, '@', authority_len - (size_t)(at + 1 - authority));
-
-		if (next == NULL)
-			break;
-		at = next;
-	}
-	if (at == NULL)
-		return strdup(url);
-	colon = memchr(authority, ':', (size_t)(at - authority));
-	if (colon == NULL)
-		return strdup(url);
-	if (asprintf(&out, "%.*s:***%s", (int)(colon - url), url, at) < 0)
-		return NULL;
-	return out;
-}
-
 static int make_dir(const char *path)
 {
 	return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -1;

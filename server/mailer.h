@@ -57,12 +57,6 @@ void mailer_stop(struct mailer *mailer);
 int mailer_smtp_url(const char *url, char **curl_url, long *use_ssl,
 		    char **cause);
 
-/*
- * `url` with the password of its user information replaced by "***", for
- * logs (malloc'd; NULL when out of memory).  A URL without one is copied.
- */
-char *mailer_url_redacted(const char *url);
-
 /* Delivers one message file into the Maildir `dir` (tmp/ then new/). */
 int mailer_maildir_deliver(const char *dir, const char *message,
 			   long long outbox_id, char **err);

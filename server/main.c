@@ -18,6 +18,7 @@
 #include "mailer.h"
 #include "report.h"
 #include "server.h"
+#include "url.h"
 
 static void usage(FILE *out)
 {
@@ -230,9 +231,11 @@ int main(int argc, char **argv)
 	}
 	{
 		/* The SMTP URL may hold a password: not in the log. */
-		char *shown = server_config.smtp_url
-				      ? mailer_url_redacted(server_config.smtp_url)
-				      : NULL;
+		char *shown = NULL;
+
+		if (server_config.smtp_url != NULL &&
+		    url_redact(&shown, server_config.smtp_url) < 0)
+			shown = NULL;
 
 		log_info("listening on %s:%u (%s), reports %s", host, port,
 			 base_url,

@@ -223,6 +223,15 @@ def lists_of_repos_testcases_and_workers(env):
               if r["name"] == P + "secret"]
     eq((secret[0]["url"], secret[0]["web_url"]),
        ("https://ci:***@git.example.org/x.git", None), "password masked")
+    # Nor any part of one that holds an '@' (issue 9: "u:***@w@host").
+    svc.psql("insert into repos (name, url) values ('%sat',"
+             " 'https://u:p@w@git.example.org/x.git')" % P)
+    shown = [r["url"] for r in svc.api.ok("GET", "/api/v1/repos", token=svc.read_token)["repos"]
+             if r["name"] == P + "at"]
+    eq(len(shown), 1, "the repository with '@' in its password listed once")
+    check("p@w" not in shown[0] and "@w@" not in shown[0] and ":p" not in shown[0],
+          "no part of the password 'p@w' shown: %r" % shown[0])
+    check(shown[0].endswith("@git.example.org/x.git"), "the host still shown: %r" % shown[0])
 
     testcases = svc.api.ok("GET", "/api/v1/testcases", token=svc.read_token)["testcases"]
     tc = [t for t in testcases if t["name"] == P + "regr-tc"]
