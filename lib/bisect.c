@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bisect_dag.h"
+#include "estimate.h"
 #include "stats.h"
 
 /* Equivalence (TOST) is accepted at this level: a real change as large as
@@ -645,9 +646,6 @@ static int confirm(struct engine *e, struct bisect_culprit *cul,
 			cul->p_value = rc == 0 ? t.p_value : 1.0;
 			e->refuted[e->out->culprit_count] = true;
 		}
-		cul->change_pct = pct_change_of(
-			values_mean(p->confirm_values, p->confirm_count),
-			values_mean(c->confirm_values, c->confirm_count));
 		return 1;
 	}
 ask:
@@ -659,6 +657,19 @@ ask:
 		target > c->confirm_count ? target - c->confirm_count : 0,
 		BISECT_CONFIRM);
 	return 0;
+}
+
+/* The change of a culprit over every run of it and its parent. */
+static void culprit_estimate(struct engine *e, struct bisect_culprit *cul)
+{
+	struct estimate_change est;
+
+	if (estimate_commits(&est, &e->commits[cul->parent],
+			     &e->commits[cul->commit]) < 0)
+		return;
+	cul->change_pct = est.change_pct;
+	cul->change_ci95_lo = est.ci95_lo;
+	cul->change_ci95_hi = est.ci95_hi;
 }
 
 /* Records the culprit that ends segment `s` and confirms it.  Returns 1
@@ -696,7 +707,10 @@ static int finish_segment(struct engine *e, struct segment *s,
 			out->ambiguous[out->ambiguous_used++] = s->bad;
 	}
 	cul->ambiguous_count = out->ambiguous_used - cul->ambiguous_first;
-	/* Without confirmation runs, the change is the levels'. */
+	/* The change the search found sizes the confirmation; the change
+	 * reported is the one estimate over every run of parent and culprit
+	 * (the levels' only when the parent has no run, on a DAG). */
+	cul->change_ci95_lo = cul->change_ci95_hi = NAN;
 	if (level_of(&low, e, &s->low) == 0 &&
 	    level_of(&high, e, &s->high) == 0) {
 		cul->change_pct = pct_change_of(low.mean, high.mean);
@@ -706,10 +720,12 @@ static int finish_segment(struct engine *e, struct segment *s,
 	if (e->opts->confirm && !e->commits[cul->parent].build_failed &&
 	    cul->parent != cul->commit) {
 		if (!confirm(e, cul, direction, delta)) {
+			culprit_estimate(e, cul);
 			out->culprit_count++; /* shown while confirming */
 			return 0;
 		}
 	}
+	culprit_estimate(e, cul);
 	cul->confidence = 1.0 - s->error;
 	if (cul->confidence < 0)
 		cul->confidence = 0;
@@ -1345,6 +1361,7 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	e.classes = classes;
 	out->hi = count - 1;
 	out->p_value = 1.0;
+	out->change_ci95_lo = out->change_ci95_hi = NAN;
 	out->candidates_left = count - 1;
 	out->steps_left = log2_ceil(count - 1);
 	for (i = 0; i < count; i++) {
@@ -1393,9 +1410,16 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	}
 	endpoints = compare_endpoints(&e, &p);
 	out->p_value = p;
-	out->change_pct = pct_change_of(
-		stats_mean(good->values, good->value_count),
-		stats_mean(bad->values, bad->value_count));
+	{
+		/* The endpoints' change: the one estimate, every run. */
+		struct estimate_change est;
+
+		if (estimate_commits(&est, good, bad) == 0) {
+			out->change_pct = est.change_pct;
+			out->change_ci95_lo = est.ci95_lo;
+			out->change_ci95_hi = est.ci95_hi;
+		}
+	}
 	if (endpoints == CMP_SAME) {
 		set_class(&e, 0, BISECT_GOOD_LIKE);
 		set_class(&e, count - 1, BISECT_GOOD_LIKE);

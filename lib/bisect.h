@@ -103,8 +103,10 @@ struct bisect_request {
 struct bisect_culprit {
 	size_t commit;
 	size_t parent;       /* its first parent */
-	double change_pct;   /* KPI mean, culprit vs parent (confirmation
-				runs when there are, else search runs) */
+	double change_pct;   /* KPI mean, culprit vs parent, over every run
+				of both (lib/estimate.h); the levels' when
+				the parent has no run */
+	double change_ci95_lo, change_ci95_hi; /* its 95% interval, or NaN */
 	double p_value;      /* of that difference (one-sided Welch) */
 	double confidence;   /* 0..1 that this commit is a culprit */
 	bool confirmed;      /* fresh interleaved runs agreed */
@@ -140,6 +142,7 @@ struct bisect_result {
 	/* Endpoints: change of the KPI mean, good to bad, in percent of the
 	 * older mean, and the p-value of the endpoint test. */
 	double change_pct;
+	double change_ci95_lo, change_ci95_hi; /* its 95% interval, or NaN */
 	double p_value;
 	double confidence; /* of the verdict, 0..1 */
 	const char *reason; /* static text: why inconclusive, else NULL */

@@ -501,10 +501,22 @@ static void assert_culprit_path(const struct sim *s,
 	free(on_path);
 }
 
+/* The mean of every run of commit i, search and confirmation. */
+static double all_runs_mean(const struct sim *s, size_t i)
+{
+	size_t n = s->value_count[i] + s->confirm_count[i];
+
+	return (plain_mean(s->values + i * SIM_RUNS_CAP, s->value_count[i]) *
+			(double)s->value_count[i] +
+		confirm_mean(s, i) * (double)s->confirm_count[i]) /
+	       (double)n;
+}
+
 /*
  * The one culprit is confirmed the way the header says: both sides got at
- * least confirm_runs fresh runs, its change_pct is the confirmation runs'
- * (culprit vs parent), and the p-value is significant.
+ * least confirm_runs fresh runs, its change_pct is that of every run of
+ * culprit and parent (lib/estimate.h) inside its 95% interval, and the
+ * p-value is significant.
  */
 static void assert_confirmed_culprit(const struct sim *s,
 				     const struct bisect_options *opts,
@@ -519,7 +531,10 @@ static void assert_confirmed_culprit(const struct sim *s,
 			opts->confirm_max);
 	assert_float_equal(
 	    c->change_pct,
-	    pct(confirm_mean(s, c->parent), confirm_mean(s, c->commit)), 1e-9);
+	    pct(all_runs_mean(s, c->parent), all_runs_mean(s, c->commit)),
+	    1e-9);
+	assert_true(c->change_ci95_lo < c->change_pct);
+	assert_true(c->change_pct < c->change_ci95_hi);
 	assert_true(c->p_value < 0.05);
 }
 
