@@ -195,23 +195,57 @@ static char *progress_line(json_t *job)
 	const char *through = str_field(range, "through");
 	long long lo = commit_index(job, after);
 	long long hi = commit_index(job, through);
+	const char *phase =
+	    str_field(json_object_get(job, "progress"), "phase");
+	const char *why = "";
 	char *line = NULL, span[48] = "";
 
 	if (lo >= 0 && hi > lo)
 		snprintf(span, sizeof(span), " (%lld commit%s)", hi - lo,
 			 hi - lo == 1 ? "" : "s");
+	/* The range moves back or aside after a culprit is found: say so. */
+	if (phase != NULL && strcmp(phase, "follow-up") == 0)
+		why = "; a culprit is found, now checking another part of the "
+		      "range for a change the search stepped over";
+	else if (phase != NULL && strcmp(phase, "confirming") == 0)
+		why = "; confirming with fresh runs";
 	if (asprintf(&line,
 		     "job %lld: %s, %lld commit%s tested, %lld run%s, "
-		     "range %.12s..%.12s%s",
+		     "range %.12s..%.12s%s%s",
 		     int_field(job, "id"),
 		     str_field(job, "state") ? str_field(job, "state") : "?",
 		     int_field(job, "commits_tested"),
 		     int_field(job, "commits_tested") == 1 ? "" : "s",
 		     int_field(job, "runs"),
 		     int_field(job, "runs") == 1 ? "" : "s",
-		     after ? after : "?", through ? through : "?", span) < 0)
+		     after ? after : "?", through ? through : "?", span,
+		     why) < 0)
 		return NULL;
 	return line;
+}
+
+/*
+ * The job's change as every view shows it: one decimal, with its 95%
+ * interval when the API gives one ("-5.0% (95% CI -6.2% to -3.8%)").
+ * Empty when the job has no change.
+ */
+static void format_change(char *buf, size_t size, json_t *job)
+{
+	json_t *change = json_object_get(job, "change_pct");
+	json_t *ci = json_object_get(job, "change_ci95");
+	int n;
+
+	buf[0] = '\0';
+	if (!json_is_number(change))
+		return;
+	n = snprintf(buf, size, "%+.1f%%", json_number_value(change));
+	if (n > 0 && (size_t)n < size && json_is_array(ci) &&
+	    json_is_number(json_array_get(ci, 0)) &&
+	    json_is_number(json_array_get(ci, 1)))
+		snprintf(buf + n, size - (size_t)n,
+			 " (95%% CI %+.1f%% to %+.1f%%)",
+			 json_number_value(json_array_get(ci, 0)),
+			 json_number_value(json_array_get(ci, 1)));
 }
 
 /* The closing line of a finished job. */
@@ -222,8 +256,9 @@ static void print_verdict(FILE *out, json_t *job)
 	const char *message = str_field(job, "message");
 	const char *culprit = str_field(job, "culprit");
 	json_t *first = json_array_get(json_object_get(job, "culprits"), 0);
-	json_t *change = json_object_get(job, "change_pct");
+	char change[96];
 
+	format_change(change, sizeof(change), job);
 	fprintf(out, "job %lld: ", int_field(job, "id"));
 	if (state == NULL || strcmp(state, "done") != 0 || verdict == NULL) {
 		put_clean(out, state != NULL ? state : "unknown state");
@@ -244,8 +279,8 @@ static void print_verdict(FILE *out, json_t *job)
 			put_clean(out, str_field(first, "subject"));
 			fputc('"', out);
 		}
-		if (json_is_number(change)) {
-			fprintf(out, ", %+.2f%% ", json_number_value(change));
+		if (change[0] != '\0') {
+			fprintf(out, ", %s ", change);
 			put_clean(out, str_field(job, "kpi"));
 		}
 	} else if (strcmp(verdict, "no-change") == 0) {
@@ -283,7 +318,6 @@ static void summary_line(const char *label, const char *value)
 static void print_summary(json_t *job)
 {
 	json_t *first = json_array_get(json_object_get(job, "culprits"), 0);
-	json_t *change = json_object_get(job, "change_pct");
 	char line[160];
 
 	printf("job %lld: ", int_field(job, "id"));
@@ -306,11 +340,9 @@ static void print_summary(json_t *job)
 	summary_line("culprit:", str_field(job, "culprit"));
 	summary_line("subject:", str_field(first, "subject"));
 	summary_line("parent:", str_field(job, "parent"));
-	if (json_is_number(change)) {
-		snprintf(line, sizeof(line), "%+.2f%%",
-			 json_number_value(change));
+	format_change(line, sizeof(line), job);
+	if (line[0] != '\0')
 		summary_line("change:", line);
-	}
 	summary_line("message:", str_field(job, "message"));
 	summary_line("created:", str_field(job, "created_at"));
 	summary_line("finished:", str_field(job, "finished_at"));

@@ -683,6 +683,12 @@ static void report_put_testcase(struct report_buf *b,
 		report_buf_printf(b, ", confidence: %.1f%%",
 				  floor(in->confidence * 1000 + 1e-6) / 10);
 	report_buf_puts(b, "\n");
+	if (in->change_ci95_given && isfinite(in->change_pct) &&
+	    isfinite(in->change_ci95_lo) && isfinite(in->change_ci95_hi))
+		report_buf_printf(b, "change: %+.1f%% (95%% CI %+.1f%% to "
+				     "%+.1f%%)\n",
+				  in->change_pct, in->change_ci95_lo,
+				  in->change_ci95_hi);
 	if (in->param_count) {
 		report_buf_puts(b, "parameters:\n\n");
 		for (i = 0; i < in->param_count; i++)

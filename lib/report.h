@@ -145,6 +145,10 @@ struct report_input {
 	const char *checkout_cmd, *build_cmd, *run_cmd; /* each or NULL */
 	size_t base_runs, culprit_runs;
 	double confidence; /* 0..1, or negative when unknown */
+	/* The 95% interval of change_pct, shown after the runs line as
+	 * "change: -5.0% (95% CI -6.2% to -3.8%)" when change_ci95_given. */
+	bool change_ci95_given;
+	double change_ci95_lo, change_ci95_hi;
 	/* no-change and inconclusive: the range compared */
 	const char *good_sha, *bad_sha;
 	const char *good_subject, *bad_subject; /* each or NULL */

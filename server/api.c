@@ -516,6 +516,59 @@ out:
 	json_decref(body);
 }
 
+/*
+ * Where the job stands.  While it runs: the engine's segment and estimate,
+ * and the phase ("endpoints", "bisecting", "confirming", or "follow-up":
+ * a culprit is found and the search looks for another change, often in
+ * an older part of the range).  Once it has ended nothing is left to do:
+ * a done job's range is its culprit's parent through the culprit (the
+ * whole range without a culprit) with no candidate left but the culprit's
+ * ambiguous set, and every ended job has no step left.
+ */
+static void api_job_progress(const struct sched_job *job, const char *state,
+			     size_t *lo, size_t *hi, size_t *candidates_left,
+			     size_t *steps_left, const char **phase)
+{
+	const struct bisect_result *res = &job->result;
+	bool confirming = false;
+	size_t i;
+
+	*lo = res->lo;
+	*hi = res->hi;
+	*candidates_left = res->candidates_left;
+	*steps_left = res->steps_left;
+	for (i = 0; i < res->request_count; i++)
+		confirming |= res->requests[i].purpose == BISECT_CONFIRM;
+	if (state != NULL && strcmp(state, "done") == 0) {
+		*phase = "done";
+		*steps_left = 0;
+		*candidates_left = 0;
+		if (res->culprit_count > 0 &&
+		    (res->verdict == BISECT_REGRESSION ||
+		     res->verdict == BISECT_IMPROVEMENT)) {
+			*lo = res->culprits[0].parent;
+			*hi = res->culprits[0].commit;
+			*candidates_left = res->culprits[0].ambiguous_count;
+		} else {
+			*lo = 0;
+			*hi = job->count - 1;
+		}
+	} else if (state != NULL && (strcmp(state, "failed") == 0 ||
+				     strcmp(state, "cancelled") == 0)) {
+		/* Where the search stopped, with nothing more to come. */
+		*phase = state;
+		*steps_left = 0;
+	} else if (res->culprit_count > 0 && !confirming) {
+		*phase = "follow-up";
+	} else if (confirming) {
+		*phase = "confirming";
+	} else if (res->steps_done == 0) {
+		*phase = "endpoints";
+	} else {
+		*phase = "bisecting";
+	}
+}
+
 json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 {
 	char id_text[24];
@@ -523,6 +576,8 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 	struct sched_job job;
 	json_t *out = NULL, *commits, *culprits;
 	size_t i, total_runs = 0, tested = 0;
+	size_t range_lo, range_hi, candidates_left, steps_left;
+	const char *phase;
 	PGresult *r;
 	int rc;
 
@@ -535,7 +590,7 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 		    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
 		    " to_char(j.finished_at, 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
 		    " j.notify, t.kpi, t.higher_is_better, j.culprits,"
-		    " j.confidence"
+		    " j.confidence, j.change_ci95_lo, j.change_ci95_hi"
 		    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
 		    " JOIN testcases t ON t.id = j.testcase_id WHERE j.id = $1",
 		    1, params);
@@ -610,6 +665,8 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 			culprits = json_array();
 		}
 	}
+	api_job_progress(&job, db_text(r, 0, 1), &range_lo, &range_hi,
+			 &candidates_left, &steps_left, &phase);
 	out = json_pack(
 		"{s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:b,s:I,s:I,s:I,s:o}",
 		"id", (json_int_t)job_id, "state", db_text(r, 0, 1), "repo",
@@ -637,6 +694,12 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 				    db_is_null(r, 0, 5)
 					    ? json_null()
 					    : json_real(db_double(r, 0, 5)));
+		json_object_set_new(
+			out, "change_ci95",
+			db_is_null(r, 0, 21) || db_is_null(r, 0, 22)
+				? json_null()
+				: sched_ci95_json(db_double(r, 0, 21),
+						  db_double(r, 0, 22)));
 		json_object_set_new(out, "p_value",
 				    db_is_null(r, 0, 6)
 					    ? json_null()
@@ -654,8 +717,8 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 		json_object_set_new(
 			out, "range",
 			json_pack("{s:s,s:s}", "after",
-				  job.commits[job.result.lo].sha, "through",
-				  job.commits[job.result.hi].sha));
+				  job.commits[range_lo].sha, "through",
+				  job.commits[range_hi].sha));
 		json_object_set_new(out, "confidence",
 				    db_is_null(r, 0, 20)
 					    ? json_null()
@@ -666,12 +729,11 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 				    json_integer((json_int_t)job.opts.runs_max));
 		json_object_set_new(
 			out, "progress",
-			json_pack("{s:I,s:I,s:I}", "candidates_left",
-				  (json_int_t)job.result.candidates_left,
-				  "steps_done",
+			json_pack("{s:I,s:I,s:I,s:s}", "candidates_left",
+				  (json_int_t)candidates_left, "steps_done",
 				  (json_int_t)job.result.steps_done,
-				  "steps_left",
-				  (json_int_t)job.result.steps_left));
+				  "steps_left", (json_int_t)steps_left,
+				  "phase", phase));
 	}
 	{
 		/* The report's delivery: pending (not tried yet), retrying

@@ -739,6 +739,17 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	in.confidence = culprit ? cul->confidence : -1.0;
 	if (!(in.confidence <= 1))
 		in.confidence = -1.0;
+	in.change_ci95_given = true;
+	in.change_ci95_lo = culprit ? cul->change_ci95_lo : res->change_ci95_lo;
+	in.change_ci95_hi = culprit ? cul->change_ci95_hi : res->change_ci95_hi;
+	/* The KPI row shows the one estimate (lib/estimate.h) that the
+	 * subject shows, over the same runs, not a change of its own. */
+	if (row_count > 0 && strcmp(rows[0].metric, facts.kpi) == 0 &&
+	    !report_metric_is_absolute(facts.kpi) &&
+	    isfinite(in.change_pct)) {
+		rows[0].change_given = true;
+		rows[0].change = in.change_pct;
+	}
 	in.good_sha = job->commits[0].sha;
 	in.bad_sha = job->commits[job->count - 1].sha;
 	in.good_subject = texts.good_subject;

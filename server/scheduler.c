@@ -1,5 +1,6 @@
 #include "scheduler.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +290,13 @@ static int queue_tasks(PGconn *conn, const struct sched_job *job)
 	return 0;
 }
 
+json_t *sched_ci95_json(double lo, double hi)
+{
+	if (!isfinite(lo) || !isfinite(hi))
+		return json_null();
+	return json_pack("[f,f]", lo, hi);
+}
+
 /* The culprits as stored in jobs.culprits. */
 static json_t *culprits_json(const struct sched_job *job)
 {
@@ -298,24 +306,29 @@ static json_t *culprits_json(const struct sched_job *job)
 
 	for (i = 0; i < res->culprit_count; i++) {
 		const struct bisect_culprit *c = &res->culprits[i];
-		json_t *ambiguous = json_array();
+		json_t *ambiguous = json_array(), *item;
 
-		for (k = 0; k < c->ambiguous_count; k++)
+		/* Only when failed builds hide the exact culprit: else the
+		 * culprit is the one commit and the list is empty. */
+		for (k = 0; c->ambiguous_count > 1 && k < c->ambiguous_count;
+		     k++)
 			json_array_append_new(
 				ambiguous,
 				json_string(job->commits[res->ambiguous
 								 [c->ambiguous_first + k]]
 						    .sha));
-		json_array_append_new(
-			list,
-			json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:b,s:o}", "commit",
-				  job->commits[c->commit].sha, "parent",
-				  job->commits[c->parent].sha, "subject",
-				  job->commits[c->commit].subject,
-				  "change_pct", c->change_pct, "p_value",
-				  c->p_value, "confidence", c->confidence,
-				  "confirmed", c->confirmed, "ambiguous",
-				  ambiguous));
+		item = json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:b,s:o}", "commit",
+				 job->commits[c->commit].sha, "parent",
+				 job->commits[c->parent].sha, "subject",
+				 job->commits[c->commit].subject, "change_pct",
+				 c->change_pct, "p_value", c->p_value,
+				 "confidence", c->confidence, "confirmed",
+				 c->confirmed, "ambiguous", ambiguous);
+		if (item != NULL)
+			json_object_set_new(item, "change_ci95",
+					    sched_ci95_json(c->change_ci95_lo,
+							    c->change_ci95_hi));
+		json_array_append_new(list, item);
 	}
 	return list;
 }
@@ -330,8 +343,11 @@ static int finish_job(PGconn *conn, const struct sched_job *job,
 		      res->verdict == BISECT_IMPROVEMENT) &&
 		     first != NULL;
 	char id_text[24], change[40], p[40], confidence[40];
+	char ci_lo[40], ci_hi[40];
+	double lo = found ? first->change_ci95_lo : res->change_ci95_lo;
+	double hi = found ? first->change_ci95_hi : res->change_ci95_hi;
 	char *culprits = NULL, *cause = NULL;
-	const char *params[9];
+	const char *params[11];
 	json_t *list;
 	PGresult *r;
 	size_t i;
@@ -368,12 +384,17 @@ static int finish_job(PGconn *conn, const struct sched_job *job,
 			    : NULL;
 	params[7] = culprits;
 	params[8] = confidence;
+	snprintf(ci_lo, sizeof(ci_lo), "%.17g", lo);
+	snprintf(ci_hi, sizeof(ci_hi), "%.17g", hi);
+	params[9] = isfinite(lo) && isfinite(hi) ? ci_lo : NULL;
+	params[10] = isfinite(lo) && isfinite(hi) ? ci_hi : NULL;
 	r = db_exec(conn,
 		    "UPDATE jobs SET state = 'done', verdict = $2,"
 		    " culprit_sha = $3, parent_sha = $4, change_pct = $5,"
 		    " p_value = $6, message = $7, culprits = $8,"
-		    " confidence = $9, finished_at = now() WHERE id = $1",
-		    9, params);
+		    " confidence = $9, change_ci95_lo = $10,"
+		    " change_ci95_hi = $11, finished_at = now() WHERE id = $1",
+		    11, params);
 	free(culprits);
 	if (r == NULL) {
 		free(cause);

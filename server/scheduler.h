@@ -6,6 +6,7 @@
 #ifndef STATBISECT_SCHEDULER_H
 #define STATBISECT_SCHEDULER_H
 
+#include <jansson.h>
 #include <libpq-fe.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -52,5 +53,11 @@ void sched_job_clear(struct sched_job *job);
  * Returns 0 or -1 on a database error.
  */
 int sched_advance(PGconn *conn, long long job_id, const char *base_url);
+
+/*
+ * A change's 95% interval as the API shows it: [lo, hi], or JSON null when
+ * either bound is not finite.  Returns a new reference.
+ */
+json_t *sched_ci95_json(double lo, double hi);
 
 #endif

@@ -249,6 +249,26 @@ static void render_form(struct http_response *res, unsigned status,
 		   session, "new");
 }
 
+/*
+ * The job's change as every view shows it (as the CLI does): one decimal,
+ * with its 95% interval when there is one.
+ */
+static void web_jobs_change(char *buf, size_t size, json_t *job)
+{
+	json_t *ci = json_object_get(job, "change_ci95");
+	int n = snprintf(
+	    buf, size, "%+.1f%%",
+	    json_number_value(json_object_get(job, "change_pct")));
+
+	if (n > 0 && (size_t)n < size && json_is_array(ci) &&
+	    json_is_number(json_array_get(ci, 0)) &&
+	    json_is_number(json_array_get(ci, 1)))
+		snprintf(buf + n, size - (size_t)n,
+			 " (95%% CI %+.1f%% to %+.1f%%)",
+			 json_number_value(json_array_get(ci, 0)),
+			 json_number_value(json_array_get(ci, 1)));
+}
+
 void web_job_new(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
@@ -492,6 +512,20 @@ static enum svgplot_class plot_class(const char *name)
 	return SVGPLOT_UNDECIDED;
 }
 
+/*
+ * Every run of a tested commit, search and confirmation runs together: the
+ * runs the report and the change estimate count, so the plots and the
+ * path count them too.  A new reference (an empty array for NULL).
+ */
+static json_t *all_runs(json_t *commit)
+{
+	json_t *out = json_array();
+
+	json_array_extend(out, json_object_get(commit, "runs"));
+	json_array_extend(out, json_object_get(commit, "confirm_runs"));
+	return out;
+}
+
 /* The tested commits of a job as plot input; values point into a block
  * that *storage receives (free it). */
 static struct svgplot_commit *plot_commits(json_t *commits, double **storage,
@@ -503,7 +537,8 @@ static struct svgplot_commit *plot_commits(json_t *commits, double **storage,
 
 	json_array_foreach(commits, i, c)
 	{
-		total += json_array_size(json_object_get(c, "runs"));
+		total += json_array_size(json_object_get(c, "runs")) +
+			 json_array_size(json_object_get(c, "confirm_runs"));
 	}
 	out = calloc(n + 1, sizeof(*out));
 	*storage = calloc(total + 1, sizeof(**storage));
@@ -518,7 +553,7 @@ static struct svgplot_commit *plot_commits(json_t *commits, double **storage,
 	}
 	json_array_foreach(commits, i, c)
 	{
-		json_t *runs = json_object_get(c, "runs");
+		json_t *runs = all_runs(c);
 		const char *sha =
 		    json_string_value(json_object_get(c, "commit"));
 
@@ -537,6 +572,7 @@ static struct svgplot_commit *plot_commits(json_t *commits, double **storage,
 			(*storage)[used++] = json_number_value(v);
 		}
 		out[i].count = json_array_size(runs);
+		json_decref(runs);
 	}
 	return out;
 }
@@ -719,7 +755,7 @@ static json_t *bisection_path(PGconn *conn, json_t *job, const char *id,
 		long at = find_commit(commits, db_text(r, row, 1));
 		json_t *c =
 		    at >= 0 ? json_array_get(commits, (size_t)at) : NULL;
-		json_t *runs = json_object_get(c, "runs");
+		json_t *runs = all_runs(c);
 		double median = median_of(runs);
 		char median_text[32] = "", log_href[128];
 		json_t *entry;
@@ -742,6 +778,7 @@ static json_t *bisection_path(PGconn *conn, json_t *job, const char *id,
 			      c != NULL ? json_string_value(json_object_get(
 					      c, "classification"))
 					: "untested");
+		json_decref(runs);
 		if (entry == NULL)
 			continue;
 		json_object_set_new(
@@ -793,7 +830,7 @@ static json_t *report_text(PGconn *conn, const char *id)
 static json_t *job_context(PGconn *conn, long long job_id,
 			   const struct web_session *session, bool *db_error)
 {
-	char id[24], steps[64], change[32], href[64];
+	char id[24], steps[64], change[96], href[64];
 	const char *params[5], *state, *culprit, *range_after, *range_through;
 	const char *web_url = NULL;
 	json_t *job, *ctx = NULL;
@@ -863,9 +900,7 @@ static json_t *job_context(PGconn *conn, long long job_id,
 	if (culprit != NULL) {
 		json_t *culprits = json_object_get(job, "culprits");
 
-		snprintf(
-		    change, sizeof(change), "%+.2f%%",
-		    json_number_value(json_object_get(job, "change_pct")));
+		web_jobs_change(change, sizeof(change), job);
 		json_object_set_new(
 		    ctx, "culprit",
 		    json_pack(

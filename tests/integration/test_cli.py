@@ -12,7 +12,9 @@ from harness import bench_repo, check, eq, test
 P = "cli-"
 BIN = os.path.join(harness.ROOT, "bin", "statbisect")
 PROGRESS = re.compile(r"^job (\d+): (queued|running), (\d+) commits? tested, (\d+) runs?, "
-                      r"range [0-9a-f]{12}\.\.[0-9a-f]{12}( \(\d+ commits?\))?$")
+                      r"range [0-9a-f]{12}\.\.[0-9a-f]{12}( \(\d+ commits?\))?"
+                      r"(; confirming with fresh runs|; a culprit is found, now checking "
+                      r"another part of the range for a change the search stepped over)?$")
 _made = {}
 
 
@@ -81,8 +83,10 @@ def regression_exits_1_and_prints_the_culprit(env):
     eq((job["verdict"], job["culprit"], job["notify"]),
        ("regression", shas[culprit], ["dev@example.org", "qa@example.org"]), "the job")
     subject = "%s: change number %d" % (harness.AREAS[culprit % 5], culprit)
-    eq(out, 'job %d: regression: first bad commit %s "%s", %+.2f%% bench.score\n'
-       % (job_id, shas[culprit], subject, job["change_pct"]), "verdict line")
+    lo, hi = job["change_ci95"]
+    eq(out, 'job %d: regression: first bad commit %s "%s", %+.1f%% (95%% CI %+.1f%% to '
+       '%+.1f%%) bench.score\n' % (job_id, shas[culprit], subject, job["change_pct"], lo, hi),
+       "verdict line")
 
     code, out, err = cli(svc, "status", str(job_id), token=svc.read_token)
     eq((code, err), (0, ""), "status of a finished job")

@@ -389,7 +389,8 @@ def web_job_page_escapes_a_hostile_commit_subject_and_plots_runs(env):
     want = sorted((c["classification"], str(c["index"])) for c in done["commits"])
     eq(sorted(groups), want, "plotted commits")
     runs_drawn = plot.count('class="run"')
-    eq(runs_drawn, sum(len(c["runs"]) for c in done["commits"]), "every run drawn")
+    eq(runs_drawn, sum(len(c["runs"]) + len(c["confirm_runs"]) for c in done["commits"]),
+       "every run drawn, search and confirmation")
     check('class="culprit"' in plot, "culprit marked")
     pair = re.search(r'<figure class="plot" id="plot-pair">(.*?)</figure>', page, re.S)
     check(pair, "parent vs culprit plot")
