@@ -186,7 +186,9 @@ try {
 		expect(JSON.stringify(plotted.sort()) === JSON.stringify(want.sort()),
 			`plotted ${plotted} want ${want}`);
 		const marks = await page.locator('#plot-range .run').count();
-		const runs = job.commits.reduce((n, c) => n + c.runs.length, 0);
+		// Every run, search and confirmation, as the report counts them.
+		const runs = job.commits.reduce(
+			(n, c) => n + c.runs.length + c.confirm_runs.length, 0);
 		expect(marks === runs, `${marks} run marks for ${runs} runs`);
 		expect(await page.locator('#plot-pair svg [data-role="culprit"]').count() === 1,
 			'the parent vs culprit plot');
