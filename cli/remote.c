@@ -1,4 +1,5 @@
 #include "remote.h"
+#include "curlbody.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -16,32 +17,6 @@ struct remote {
 	char *server_url;
 	struct curl_slist *headers;
 };
-
-struct remote_buffer {
-	char *data;
-	size_t len;
-	bool too_large;
-};
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
-{
-	struct remote_buffer *b = arg;
-	size_t n = size * nmemb;
-	char *grown;
-
-	if (b->len + n > REMOTE_MAX_REPLY) {
-		b->too_large = true;
-		return 0;
-	}
-	grown = realloc(b->data, b->len + n + 1);
-	if (grown == NULL)
-		return 0;
-	memcpy(grown + b->len, ptr, n);
-	b->data = grown;
-	b->len += n;
-	b->data[b->len] = '\0';
-	return n;
-}
 
 /* A bearer token is printable ASCII without spaces; anything else would
  * break the header (or smuggle another one in). */
@@ -147,7 +122,7 @@ int remote_call(struct remote *remote, const char *method, const char *path,
 		json_t *body, struct remote_reply *out, char **err)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
-	struct remote_buffer buf = {NULL, 0, false};
+	struct curlbody buf = CURLBODY_INIT(REMOTE_MAX_REPLY);
 	struct curl_slist *headers = remote->headers, *with_type = NULL;
 	char *url = NULL, *text = NULL;
 	const char *content_type = NULL;
@@ -183,7 +158,7 @@ int remote_call(struct remote *remote, const char *method, const char *path,
 		curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, curlbody_write);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &buf);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
@@ -236,7 +211,7 @@ out:
 	if (error < 0)
 		remote_reply_clear(out);
 	curl_slist_free_all(with_type);
-	free(buf.data);
+	curlbody_clear(&buf);
 	free(text);
 	free(url);
 	return error;

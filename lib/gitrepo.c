@@ -9,31 +9,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cause.h"
 #include "utf8.h"
-
-static void set_errorf(char **err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void set_errorf(char **err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL)
-		return;
-	free(*err);
-	*err = NULL;
-	va_start(ap, fmt);
-	if (vasprintf(err, fmt, ap) < 0)
-		*err = NULL;
-	va_end(ap);
-}
 
 void gitrepo_set_error(char **err, const char *what)
 {
 	const git_error *e = git_error_last();
 
-	set_errorf(err, "%s: %s", what,
-		   e != NULL && e->message != NULL ? e->message : "unknown error");
+	cause_set(err, "%s: %s", what,
+		  e != NULL && e->message != NULL ? e->message
+						  : "unknown error");
 }
 
 int gitrepo_global_init(void)
@@ -139,18 +124,19 @@ int gitrepo_resolve(git_oid *out, git_repository *repo, const char *rev,
 
 	if (rev == NULL || rev[0] == '\0' || rev[0] == '-' ||
 	    strlen(rev) > 255) {
-		set_errorf(err, "revision '%s' is not valid",
-			   rev != NULL ? rev : "");
+		cause_set(err, "revision '%s' is not valid",
+			  rev != NULL ? rev : "");
 		return -1;
 	}
 	if (git_revparse_single(&obj, repo, rev) < 0) {
-		set_errorf(err, "revision '%s' not found in repository '%s'",
-			   rev, repo_name);
+		cause_set(err, "revision '%s' not found in repository '%s'",
+			  rev, repo_name);
 		goto out;
 	}
 	if (git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) < 0) {
-		set_errorf(err, "revision '%s' of repository '%s' is not a commit",
-			   rev, repo_name);
+		cause_set(err,
+			  "revision '%s' of repository '%s' is not a commit",
+			  rev, repo_name);
 		goto out;
 	}
 	git_oid_cpy(out, git_object_id(commit));
@@ -283,7 +269,7 @@ int gitrepo_range(struct gitrepo_commit **out, size_t *count,
 	int error = -1, rc;
 
 	if (git_oid_equal(good, bad)) {
-		set_errorf(err, "good and bad are the same commit");
+		cause_set(err, "good and bad are the same commit");
 		return -1;
 	}
 	rc = git_graph_descendant_of(repo, bad, good);
@@ -296,11 +282,11 @@ int gitrepo_range(struct gitrepo_commit **out, size_t *count,
 
 		git_oid_tostr(g, sizeof(g), good);
 		git_oid_tostr(b, sizeof(b), bad);
-		set_errorf(err,
-			   "good %.12s is not an ancestor of bad %.12s: "
-			   "the range must go from an older good commit to a "
-			   "newer bad one",
-			   g, b);
+		cause_set(err,
+			  "good %.12s is not an ancestor of bad %.12s: "
+			  "the range must go from an older good commit to a "
+			  "newer bad one",
+			  g, b);
 		return -1;
 	}
 	if (git_revwalk_new(&walk, repo) < 0 ||
@@ -311,10 +297,10 @@ int gitrepo_range(struct gitrepo_commit **out, size_t *count,
 	}
 	while ((rc = git_revwalk_next(&oid, walk)) == 0) {
 		if (n + 1 >= limit) {
-			set_errorf(err,
-				   "the range holds more than %zu commits; "
-				   "choose a closer good revision",
-				   limit);
+			cause_set(err,
+				  "the range holds more than %zu commits; "
+				  "choose a closer good revision",
+				  limit);
 			goto out;
 		}
 		if (n == cap) {
@@ -369,12 +355,12 @@ int gitrepo_checkout(git_repository *repo, const char *workdir,
 	int error = -1;
 
 	if (git_oid_fromstr(&oid, sha) < 0 || strlen(sha) != GITREPO_SHA_LEN) {
-		set_errorf(err, "'%s' is not a full commit id", sha);
+		cause_set(err, "'%s' is not a full commit id", sha);
 		return -1;
 	}
 	if (mkdir(workdir, 0755) < 0 && errno != EEXIST) {
-		set_errorf(err, "cannot create worktree %s: %s", workdir,
-			   strerror(errno));
+		cause_set(err, "cannot create worktree %s: %s", workdir,
+			  strerror(errno));
 		return -1;
 	}
 	/* update_gitlink writes workdir/.git pointing at the mirror, so that
@@ -394,7 +380,7 @@ int gitrepo_checkout(git_repository *repo, const char *workdir,
 		goto out;
 	}
 	if (git_object_lookup(&target, repo, &oid, GIT_OBJECT_COMMIT) < 0) {
-		set_errorf(err, "commit %s not found in mirror", sha);
+		cause_set(err, "commit %s not found in mirror", sha);
 		goto out;
 	}
 	/* FORCE overwrites local edits to tracked files but, guided by the

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "commitlog.h"
@@ -15,6 +14,7 @@
 #include "log.h"
 #include "report.h"
 #include "scheduler.h"
+#include "secret.h"
 #include "server.h"
 
 /* Most candidates one job may hold. */
@@ -119,15 +119,15 @@ static json_t *repo_json(const PGresult *r, int row)
 				 : json_null());
 }
 
+/* Random bytes in an API token: "sb_" and 48 hex digits. */
+#define API_TOKEN_BYTES 24
+
 void api_tokens_create(struct http_response *res, struct http_request *req)
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char raw[24];
-	char token[3 + 2 * sizeof(raw) + 1] = "sb_";
+	char token[3 + 2 * API_TOKEN_BYTES + 1] = "sb_";
 	const char *name, *role, *params[3];
 	json_t *body = http_json_body(res, req);
 	PGresult *r;
-	size_t i;
 
 	if (body == NULL)
 		return;
@@ -145,15 +145,10 @@ void api_tokens_create(struct http_response *res, struct http_request *req)
 			   "'role' must be one of admin, submit, read, worker");
 		goto out;
 	}
-	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw)) {
+	if (secret_hex(token + 3, API_TOKEN_BYTES) < 0) {
 		http_error(res, 500, "internal", "no randomness for a token");
 		goto out;
 	}
-	for (i = 0; i < sizeof(raw); i++) {
-		token[3 + 2 * i] = hex[raw[i] >> 4];
-		token[3 + 2 * i + 1] = hex[raw[i] & 15];
-	}
-	token[sizeof(token) - 1] = '\0';
 	params[0] = name;
 	params[1] = role;
 	params[2] = token;

@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "db.h"
+#include "id.h"
 #include "log.h"
+#include "secret.h"
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -146,25 +148,10 @@ void http_db_failed(struct http_response *res)
 			   state);
 }
 
-bool http_parse_id(const char *text, long long *out)
-{
-	char *end;
-	long long v;
-
-	if (text == NULL || *text < '0' || *text > '9')
-		return false;
-	errno = 0;
-	v = strtoll(text, &end, 10);
-	if (errno != 0 || *end != '\0' || v <= 0)
-		return false;
-	*out = v;
-	return true;
-}
-
 bool http_path_id(struct http_response *res, const char *text,
 		  const char *code, const char *noun, long long *out)
 {
-	if (http_parse_id(text, out))
+	if (id_parse(out, text) == 0)
 		return true;
 	http_error(res, 404, code, "no %s '%s'", noun, text);
 	return false;
@@ -363,17 +350,6 @@ enum http_role http_role_from_name(const char *name)
 	return ROLE_NONE;
 }
 
-/* Constant-time comparison, so the bootstrap token leaks no prefix. */
-static bool same_secret(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i;
-	unsigned char diff = la != lb;
-
-	for (i = 0; i < la && i < lb; i++)
-		diff |= (unsigned char)(a[i] ^ b[i]);
-	return diff == 0;
-}
-
 /* -1: the database is down; 0: done (role may be ROLE_NONE). */
 static int authenticate(struct http_server *server,
 			struct http_request *req, const char *header)
@@ -389,7 +365,7 @@ static int authenticate(struct http_server *server,
 	if (params[0][0] == '\0' || strlen(params[0]) > 256)
 		return 0;
 	if (server->admin_token != NULL && server->admin_token[0] != '\0' &&
-	    same_secret(params[0], server->admin_token)) {
+	    secret_equal(params[0], server->admin_token)) {
 		req->role = ROLE_ADMIN;
 		req->token_id = 0;
 		return 0;

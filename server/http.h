@@ -123,11 +123,8 @@ json_t *http_json_body(struct http_response *res,
  */
 void http_db_failed(struct http_response *res);
 
-/* Parses a positive decimal id from a path parameter; false otherwise. */
-bool http_parse_id(const char *text, long long *out);
-
 /*
- * Parses the path parameter `text` as http_parse_id does.  When it is no
+ * Parses the path parameter `text` as id_parse (lib/id.h) does.  When it is no
  * id, answers 404 in `res` with the error `code` and "no <noun> '<text>'",
  * as for an id that names nothing (none could), and returns false.
  */

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cause.h"
 #include "db.h"
 #include "log.h"
 #include "report.h"
@@ -30,21 +31,6 @@ struct mailer {
 	char *curl_url; /* server_config.smtp_url as libcurl takes it */
 	long use_ssl;
 };
-
-static void set_cause(char **cause, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void set_cause(char **cause, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cause == NULL)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(cause, fmt, ap) < 0)
-		*cause = NULL;
-	va_end(ap);
-}
 
 int mailer_smtp_url(const char *url, char **curl_url, long *use_ssl,
 		    char **cause)
@@ -64,12 +50,12 @@ int mailer_smtp_url(const char *url, char **curl_url, long *use_ssl,
 		*cause = NULL;
 	*curl_url = NULL;
 	if (url == NULL) {
-		set_cause(cause, "no SMTP URL");
+		cause_set(cause, "no SMTP URL");
 		return -EINVAL;
 	}
 	for (p = url; *p != '\0'; p++) {
 		if ((unsigned char)*p <= ' ' || *p == 0x7f) {
-			set_cause(cause, "SMTP URL holds a space or a control "
+			cause_set(cause, "SMTP URL holds a space or a control "
 					 "character");
 			return -EINVAL;
 		}
@@ -83,7 +69,7 @@ int mailer_smtp_url(const char *url, char **curl_url, long *use_ssl,
 		}
 	}
 	if (rest == NULL) {
-		set_cause(cause,
+		cause_set(cause,
 			  "SMTP URL '%.40s...' must start with smtp://, "
 			  "smtps:// or smtp+starttls://",
 			  url);
@@ -95,7 +81,7 @@ int mailer_smtp_url(const char *url, char **curl_url, long *use_ssl,
 		rest = p + 1;
 	if (*rest == '\0' || *rest == ':' || *rest == '/' || *rest == '?' ||
 	    *rest == '#') {
-		set_cause(cause, "SMTP URL has no host");
+		cause_set(cause, "SMTP URL has no host");
 		return -EINVAL;
 	}
 	if (asprintf(curl_url, "%s%s", schemes[i].curl_scheme,

@@ -13,6 +13,7 @@
 
 #include "commitlog.h"
 #include "db.h"
+#include "id.h"
 #include "log.h"
 #include "scheduler.h"
 #include "server.h"
@@ -339,7 +340,8 @@ void queue_heartbeat(struct http_response *res, struct http_request *req)
 	if (body == NULL)
 		return;
 	lease = json_object_get(body, "lease");
-	if (!http_parse_id(req->params[0], &task_id) || !json_is_integer(lease)) {
+	if (id_parse(&task_id, req->params[0]) < 0 ||
+	    !json_is_integer(lease)) {
 		http_error(res, 400, "invalid_field",
 			   "a task id and an integer 'lease' are needed");
 		goto out;
@@ -600,12 +602,12 @@ void queue_result(struct http_response *res, struct http_request *req)
 	build_log = json_object_get(body, "build_log");
 	/* How many builds the task cost; an older worker does not say. */
 	builds = json_object_get(body, "builds");
-	if (!http_parse_id(req->params[0], &task_id) || !json_is_integer(lease) ||
-	    !json_is_array(runs) ||
+	if (id_parse(&task_id, req->params[0]) < 0 ||
+	    !json_is_integer(lease) || !json_is_array(runs) ||
 	    (build_failed != NULL && !json_is_boolean(build_failed)) ||
 	    (build_log != NULL && !json_is_string(build_log)) ||
-	    (builds != NULL && (!json_is_integer(builds) ||
-				json_integer_value(builds) < 0))) {
+	    (builds != NULL &&
+	     (!json_is_integer(builds) || json_integer_value(builds) < 0))) {
 		http_error(res, 400, "invalid_field",
 			   "an integer 'lease', a 'runs' list, and optional "
 			   "'build_failed' (boolean), 'build_log' (string) "

@@ -323,22 +323,6 @@ const char *web_api_code(json_t *answer)
 	return c != NULL ? c : "";
 }
 
-bool web_parse_id(const char *text, long long *out)
-{
-	char *end;
-	long long v;
-
-	if (text == NULL || text[0] < '1' || text[0] > '9' ||
-	    strlen(text) > 18)
-		return false;
-	errno = 0;
-	v = strtoll(text, &end, 10);
-	if (errno != 0 || *end != '\0' || v <= 0)
-		return false;
-	*out = v;
-	return true;
-}
-
 void web_age(char *buf, size_t size, const char *iso)
 {
 	struct tm tm;

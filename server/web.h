@@ -55,10 +55,6 @@ void web_signin_page(struct http_response *res, struct http_request *req);
 void web_signin(struct http_response *res, struct http_request *req);
 void web_signout(struct http_response *res, struct http_request *req);
 
-/* Fills buf (at least 2 * bytes + 1) with `bytes` random bytes in hex.
- * Returns 0 or -1. */
-int web_random_hex(char *buf, size_t bytes);
-
 /* web.c */
 
 /*
@@ -105,9 +101,6 @@ http_handler web_api_handler(const char *method, const char *pattern);
 /* The message of a REST error answer, or `fallback`. */
 const char *web_api_message(json_t *answer, const char *fallback);
 const char *web_api_code(json_t *answer);
-
-/* A positive id path parameter. */
-bool web_parse_id(const char *text, long long *out);
 
 /* Age of an ISO 8601 UTC timestamp as "5 s", "3 min", "2 h", "4 d". */
 void web_age(char *buf, size_t size, const char *iso);

@@ -10,6 +10,7 @@
 
 #include "commitlog.h"
 #include "db.h"
+#include "id.h"
 #include "log.h"
 #include "server.h"
 #include "strbuf.h"
@@ -134,7 +135,7 @@ void web_dashboard(struct http_response *res, struct http_request *req)
 	}
 	page_text = query_or_null(req, "page");
 	if (page_text != NULL &&
-	    (!web_parse_id(page_text, &page) || page > 1000000))
+	    (id_parse(&page, page_text) < 0 || page > 1000000))
 		page = 1;
 	snprintf(limit, sizeof(limit), "%d", WEB_PAGE_SIZE);
 	snprintf(offset, sizeof(offset), "%lld", (page - 1) * WEB_PAGE_SIZE);
@@ -980,7 +981,7 @@ static json_t *load_job_context(struct http_response *res,
 	bool db_error = conn == NULL;
 	json_t *ctx = NULL;
 
-	if (!web_parse_id(req->params[0], job_id)) {
+	if (id_parse(job_id, req->params[0]) < 0) {
 		web_error_page(res, 404, session, "There is no such job.");
 		return NULL;
 	}
@@ -1103,7 +1104,7 @@ static void download(struct http_response *res, struct http_request *req,
 
 	if (!web_require(&session, res, req, ROLE_READ, true))
 		return;
-	if (!web_parse_id(req->params[0], &job_id)) {
+	if (id_parse(&job_id, req->params[0]) < 0) {
 		web_error_page(res, 404, &session, "There is no such job.");
 		return;
 	}
@@ -1142,7 +1143,7 @@ void web_job_cancel(struct http_response *res, struct http_request *req)
 
 	if (!web_require_post(&session, NULL, res, req, ROLE_SUBMIT))
 		return;
-	if (!web_parse_id(req->params[0], &job_id)) {
+	if (id_parse(&job_id, req->params[0]) < 0) {
 		web_error_page(res, 404, &session, "There is no such job.");
 		return;
 	}

@@ -6,39 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "db.h"
 #include "log.h"
+#include "secret.h"
 #include "server.h"
 #include "web.h"
-
-int web_random_hex(char *buf, size_t bytes)
-{
-	static const char hex[] = "0123456789abcdef";
-	unsigned char raw[64];
-	size_t i;
-
-	if (bytes > sizeof(raw) || getrandom(raw, bytes, 0) != (ssize_t)bytes)
-		return -1;
-	for (i = 0; i < bytes; i++) {
-		buf[2 * i] = hex[raw[i] >> 4];
-		buf[2 * i + 1] = hex[raw[i] & 15];
-	}
-	buf[2 * bytes] = '\0';
-	return 0;
-}
-
-/* Constant-time comparison of two secrets. */
-static bool same_secret(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i;
-	unsigned char diff = la != lb;
-
-	for (i = 0; i < la && i < lb; i++)
-		diff |= (unsigned char)(a[i] ^ b[i]);
-	return diff == 0;
-}
 
 /* 64 lower-case hex digits: the shape of every secret the web sets. */
 static bool is_secret(const char *s)
@@ -180,7 +153,7 @@ static json_t *checked_form(struct http_response *res,
 		return NULL;
 	csrf = json_string_value(json_object_get(form, "csrf"));
 	if (csrf == NULL || session == NULL || !session->valid ||
-	    !same_secret(csrf, session->csrf)) {
+	    !secret_equal(csrf, session->csrf)) {
 		json_decref(form);
 		web_error_page(res, 403, session,
 			       "This form is stale or was not sent from "
@@ -225,7 +198,7 @@ static void signin_form(struct http_response *res, unsigned status,
 {
 	char secret[65], cookie[160];
 
-	if (web_random_hex(secret, 32) < 0) {
+	if (secret_hex(secret, 32) < 0) {
 		web_error_page(res, 500, NULL, "No randomness for a form.");
 		return;
 	}
@@ -263,7 +236,7 @@ static int token_lookup(const char *token, enum http_role *role,
 	*token_id = 0;
 	if (token[0] == '\0' || strlen(token) > 256)
 		return 0;
-	if (admin != NULL && admin[0] != '\0' && same_secret(token, admin)) {
+	if (admin != NULL && admin[0] != '\0' && secret_equal(token, admin)) {
 		*role = ROLE_ADMIN;
 		snprintf(name, name_size, "bootstrap admin");
 		return 0;
@@ -300,7 +273,8 @@ void web_signin(struct http_response *res, struct http_request *req)
 	csrf = json_string_value(json_object_get(form, "csrf"));
 	next = safe_next(json_string_value(json_object_get(form, "next")));
 	cookie = http_cookie(req, WEB_SIGNIN_COOKIE);
-	if (csrf == NULL || !is_secret(cookie) || !same_secret(csrf, cookie)) {
+	if (csrf == NULL || !is_secret(cookie) ||
+	    !secret_equal(csrf, cookie)) {
 		web_error_page(res, 403, NULL,
 			       "This sign-in form is stale or was not sent "
 			       "from this site. Open the sign-in page again.");
@@ -322,8 +296,8 @@ void web_signin(struct http_response *res, struct http_request *req)
 			    "token.");
 		goto out;
 	}
-	if (web_random_hex(session_id, 32) < 0 ||
-	    web_random_hex(session_csrf, 32) < 0) {
+	if (secret_hex(session_id, 32) < 0 ||
+	    secret_hex(session_csrf, 32) < 0) {
 		web_error_page(res, 500, NULL, "No randomness for a session.");
 		goto out;
 	}

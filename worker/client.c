@@ -1,4 +1,5 @@
 #include "client.h"
+#include "curlbody.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -11,31 +12,8 @@ struct client {
 	struct curl_slist *headers;
 };
 
-struct buffer {
-	char *data;
-	size_t len;
-};
-
 /* Replies above this size are refused; they are small JSON objects. */
 #define CLIENT_MAX_REPLY (4u * 1024 * 1024)
-
-static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
-{
-	struct buffer *b = arg;
-	size_t n = size * nmemb;
-	char *grown;
-
-	if (b->len + n > CLIENT_MAX_REPLY)
-		return 0;
-	grown = realloc(b->data, b->len + n + 1);
-	if (grown == NULL)
-		return 0;
-	memcpy(grown + b->len, ptr, n);
-	b->data = grown;
-	b->len += n;
-	b->data[b->len] = '\0';
-	return n;
-}
 
 struct client *client_new(const char *base_url, const char *token)
 {
@@ -78,7 +56,7 @@ int client_post(struct client *c, const char *path, json_t *body,
 		long *status, json_t **reply, char **err)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
-	struct buffer b = {NULL, 0};
+	struct curlbody b = CURLBODY_INIT(CLIENT_MAX_REPLY);
 	char *url = NULL, *text;
 	CURLcode rc;
 
@@ -93,7 +71,7 @@ int client_post(struct client *c, const char *path, json_t *body,
 	curl_easy_setopt(c->curl, CURLOPT_URL, url);
 	curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, c->headers);
 	curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, text);
-	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, curlbody_write);
 	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(c->curl, CURLOPT_ERRORBUFFER, errbuf);
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
@@ -106,13 +84,13 @@ int client_post(struct client *c, const char *path, json_t *body,
 		if (asprintf(err, "%s", errbuf[0] ? errbuf
 						  : curl_easy_strerror(rc)) < 0)
 			*err = NULL;
-		free(b.data);
+		curlbody_clear(&b);
 		return -1;
 	}
 	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, status);
 	if (b.data != NULL)
 		*reply = json_loadb(b.data, b.len, 0, NULL);
-	free(b.data);
+	curlbody_clear(&b);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cause.h"
 #include "log.h"
 #include "runner.h"
 
@@ -94,22 +95,6 @@ static void note_once(enum note which, const char *fmt, ...)
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	log_warn("monitor: %s", text);
-}
-
-static void set_cause(char **cause, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void set_cause(char **cause, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cause == NULL)
-		return;
-	free(*cause);
-	va_start(ap, fmt);
-	if (vasprintf(cause, fmt, ap) < 0)
-		*cause = NULL;
-	va_end(ap);
 }
 
 static double monotonic_s(void)
@@ -710,7 +695,7 @@ static int wrap(struct monitor_run *mon, const char *command,
 		return -ENOMEM;
 	if (mkdtemp(mon->tmp_dir) == NULL) {
 		error = -errno;
-		set_cause(cause, "cannot make a directory in %s: %s", tmp,
+		cause_set(cause, "cannot make a directory in %s: %s", tmp,
 			  strerror(errno));
 		free(mon->tmp_dir);
 		mon->tmp_dir = NULL;
@@ -766,7 +751,7 @@ int monitor_begin(struct monitor_run **out, const char *const *names,
 	if (out != NULL)
 		*out = NULL;
 	if (out == NULL || command == NULL || (names == NULL && count > 0)) {
-		set_cause(cause, "monitor_begin: invalid arguments");
+		cause_set(cause, "monitor_begin: invalid arguments");
 		return -EINVAL;
 	}
 	if (opts == NULL)
@@ -814,7 +799,7 @@ int monitor_begin(struct monitor_run **out, const char *const *names,
 			error = -pthread_create(&mon->thread, NULL,
 						sampler_main, mon);
 			if (error < 0) {
-				set_cause(cause, "cannot start a sampler: %s",
+				cause_set(cause, "cannot start a sampler: %s",
 					  strerror(-error));
 				goto fail;
 			}
@@ -827,7 +812,7 @@ nomem:
 	error = -ENOMEM;
 fail:
 	if (error == -ENOMEM)
-		set_cause(cause, "out of memory");
+		cause_set(cause, "out of memory");
 	monitor_free(mon);
 	return error;
 }

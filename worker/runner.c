@@ -1,4 +1,5 @@
 #include "runner.h"
+#include "cause.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,19 +57,6 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void set_cause(char **cause, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (cause == NULL)
-		return;
-	free(*cause);
-	va_start(ap, fmt);
-	if (vasprintf(cause, fmt, ap) < 0)
-		*cause = NULL;
-	va_end(ap);
-}
-
 static const char *error_text(int err, char *buf, size_t size)
 {
 	return strerror_r(err, buf, size);
@@ -110,7 +98,7 @@ static int env_build(char ***out, const char *const *extra, char **cause)
 		inherited++;
 	for (i = 0; extra != NULL && extra[i] != NULL; i++) {
 		if (strchr(extra[i], '=') == NULL || extra[i][0] == '=') {
-			set_cause(cause,
+			cause_set(cause,
 				  "invalid environment entry '%s': expected "
 				  "NAME=value",
 				  extra[i]);
@@ -119,7 +107,7 @@ static int env_build(char ***out, const char *const *extra, char **cause)
 		added++;
 	}
 	if ((env = calloc(inherited + added + 1, sizeof(*env))) == NULL) {
-		set_cause(cause, "out of memory");
+		cause_set(cause, "out of memory");
 		return -ENOMEM;
 	}
 	for (i = 0; i < inherited; i++) {
@@ -313,23 +301,23 @@ static int child_started(int report, const struct runner_spec *spec,
 
 	switch (e.stage) {
 	case STAGE_CHDIR:
-		set_cause(cause, "cannot change directory to '%s': %s",
+		cause_set(cause, "cannot change directory to '%s': %s",
 			  spec->cwd, error_text(e.err, buf, sizeof(buf)));
 		break;
 	case STAGE_EXEC:
-		set_cause(cause, "cannot run /bin/sh: %s",
+		cause_set(cause, "cannot run /bin/sh: %s",
 			  error_text(e.err, buf, sizeof(buf)));
 		break;
 	case STAGE_DEVNULL:
-		set_cause(cause, "cannot open /dev/null: %s",
+		cause_set(cause, "cannot open /dev/null: %s",
 			  error_text(e.err, buf, sizeof(buf)));
 		break;
 	case STAGE_SETPGID:
-		set_cause(cause, "cannot create a process group: %s",
+		cause_set(cause, "cannot create a process group: %s",
 			  error_text(e.err, buf, sizeof(buf)));
 		break;
 	default:
-		set_cause(cause, "cannot set up the command's descriptors: %s",
+		cause_set(cause, "cannot set up the command's descriptors: %s",
 			  error_text(e.err, buf, sizeof(buf)));
 		break;
 	}
@@ -498,7 +486,7 @@ int runner_run(struct runner_result *out, const struct runner_spec *spec,
 	memset(out, 0, sizeof(*out));
 	out->exit_code = -1;
 	if (spec == NULL || spec->command == NULL) {
-		set_cause(cause, "no command to run");
+		cause_set(cause, "no command to run");
 		return -EINVAL;
 	}
 	limit = spec->output_limit ? spec->output_limit
@@ -510,7 +498,7 @@ int runner_run(struct runner_result *out, const struct runner_spec *spec,
 		goto out;
 	if ((error = stream_init(&streams[0], limit)) < 0 ||
 	    (error = stream_init(&streams[1], limit)) < 0) {
-		set_cause(cause, "out of memory");
+		cause_set(cause, "out of memory");
 		goto out;
 	}
 	if (pipe2(out_pipe, O_CLOEXEC) != 0 ||
@@ -518,7 +506,7 @@ int runner_run(struct runner_result *out, const struct runner_spec *spec,
 	    pipe2(report_pipe, O_CLOEXEC) != 0) {
 		saved_errno = errno;
 		error = -saved_errno;
-		set_cause(cause, "cannot create a pipe: %s",
+		cause_set(cause, "cannot create a pipe: %s",
 			  error_text(saved_errno, buf, sizeof(buf)));
 		goto out;
 	}
@@ -539,7 +527,7 @@ int runner_run(struct runner_result *out, const struct runner_spec *spec,
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	if (pid < 0) {
 		error = -saved_errno;
-		set_cause(cause, "cannot fork: %s",
+		cause_set(cause, "cannot fork: %s",
 			  error_text(saved_errno, buf, sizeof(buf)));
 		goto out;
 	}
@@ -612,7 +600,7 @@ int runner_become_subreaper(char **cause)
 		*cause = NULL;
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) {
 		err = errno;
-		set_cause(cause, "cannot become a child subreaper: %s",
+		cause_set(cause, "cannot become a child subreaper: %s",
 			  error_text(err, buf, sizeof(buf)));
 		return -err;
 	}

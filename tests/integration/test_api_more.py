@@ -202,6 +202,14 @@ def runs_as_json_and_csv_agree_with_the_job(env):
         eq((status, error_code(reply)), (404, "not_found"), path)
     eq(svc.api.call("GET", "/api/v1/jobs/%d/runs" % A["id"], token="")[0], 401,
        "runs need a token")
+    # An id has one spelling, in the API as on the pages: "0<id>" names
+    # no job (lib/id.h), though the job <id> exists.
+    for path in ("/api/v1/jobs/0%d" % C["id"], "/api/v1/jobs/0%d/runs" % C["id"],
+                 "/api/v1/jobs/+%d" % C["id"]):
+        status, reply = svc.api.call("GET", path, token=svc.read_token)
+        eq((status, error_code(reply)), (404, "not_found"), path)
+    eq(svc.api.call("GET", "/api/v1/jobs/%d" % C["id"], token=svc.read_token)[0], 200,
+       "the job by its one spelling")
 
 
 @test
