@@ -2136,6 +2136,258 @@ static void test_bisect__noise_sweep_accuracy_at_least_97pct(void **state)
 	assert_true(correct * 100 >= 97 * trials);
 }
 
+/* ---- issue 10: every change followed, honest verdicts ----------------- */
+
+/* Whether culprit k's own change worsens the KPI. */
+static bool culprit_worsens(const struct bisect_result *res, size_t k,
+			    const struct bisect_options *opts)
+{
+	return (res->culprits[k].change_pct < 0) == opts->higher_is_better;
+}
+
+/*
+ * A regression and a later, bigger improvement (the issue's job: -5.7% at
+ * one commit, +8% at a later one; the endpoints show only the +2%).  Both
+ * culprits are named and confirmed, each with its own direction and
+ * change, and the verdict is regression: a confirmed culprit worsens the
+ * KPI.  (The engine used to confirm every culprit in the endpoints'
+ * direction, so the regression's confirmation failed and it was dropped.)
+ */
+static void test_bisect__regression_masked_by_later_improvement(void **state)
+{
+	struct bisect_options opts;
+	struct sim *s = sim_new(40, 5.0, 1010);
+	const struct bisect_result *res;
+
+	(void)state;
+	bisect_options_init(&opts, true);
+	sim_step_at(s, 11, -5.7);
+	sim_step_at(s, 29, 8.0);
+	res = sim_run(s, &opts);
+	assert_int_equal(res->verdict, BISECT_REGRESSION);
+	assert_int_equal(res->culprit_count, 2);
+	assert_int_equal(res->culprits[0].commit, 11);
+	assert_int_equal(res->culprits[1].commit, 29);
+	assert_confirmed_culprit(s, &opts, 0);
+	assert_confirmed_culprit(s, &opts, 1);
+	assert_true(res->culprits[0].change_pct < -4.0);
+	assert_true(res->culprits[1].change_pct > 6.0);
+	assert_true(culprit_worsens(res, 0, &opts));
+	assert_false(culprit_worsens(res, 1, &opts));
+	assert_true(res->change_pct > 0); /* the endpoints: an improvement */
+	assert_no_runs_beyond_max(s, &opts);
+	sim_free(s);
+}
+
+/*
+ * The same with the improvement first and a lower-is-better KPI: the
+ * verdict is still regression (the later change), and a job whose only
+ * confirmed culprits improve the KPI is an improvement.
+ */
+static void
+test_bisect__improvement_then_regression_lower_is_better(void **state)
+{
+	struct bisect_options opts;
+	struct sim *s = sim_new(40, 5.0, 2020);
+	const struct bisect_result *res;
+
+	(void)state;
+	bisect_options_init(&opts, false);
+	sim_step_at(s, 9, -6.0);  /* a time falls: improvement */
+	sim_step_at(s, 30, 4.0);  /* rises again, less: regression */
+	res = sim_run(s, &opts);
+	assert_int_equal(res->verdict, BISECT_REGRESSION);
+	assert_int_equal(res->culprit_count, 2);
+	assert_int_equal(res->culprits[0].commit, 9);
+	assert_int_equal(res->culprits[1].commit, 30);
+	assert_true(res->culprits[0].confirmed && res->culprits[1].confirmed);
+	assert_false(culprit_worsens(res, 0, &opts));
+	assert_true(culprit_worsens(res, 1, &opts));
+	assert_true(res->change_pct < 0); /* the endpoints: an improvement */
+	sim_free(s);
+}
+
+/*
+ * Two opposite changes of the same size cancel at the endpoints (1000,
+ * 960 from 12 to 26, 1000 again from 27): the endpoints are the same, but
+ * commits between the changes sit clearly outside both endpoint levels.
+ * The engine must not stop at no-change: both culprits, confirmed, and a
+ * regression verdict.
+ */
+static void test_bisect__cancelling_changes_are_both_found(void **state)
+{
+	struct bisect_options opts;
+	struct sim *s = sim_new(40, 5.0, 3030);
+	const struct bisect_result *res;
+
+	(void)state;
+	bisect_options_init(&opts, true);
+	sim_step_at(s, 12, -4.0);
+	sim_step_at(s, 27, 4.0);
+	assert_true(s->means[0] == s->means[39]);
+	res = sim_run(s, &opts);
+	assert_int_equal(res->verdict, BISECT_REGRESSION);
+	assert_int_equal(res->culprit_count, 2);
+	assert_int_equal(res->culprits[0].commit, 12);
+	assert_int_equal(res->culprits[1].commit, 27);
+	assert_confirmed_culprit(s, &opts, 0);
+	assert_confirmed_culprit(s, &opts, 1);
+	assert_true(culprit_worsens(res, 0, &opts));
+	assert_false(culprit_worsens(res, 1, &opts));
+	assert_true(fabs(res->change_pct) < opts.min_change_pct);
+	assert_no_runs_beyond_max(s, &opts);
+	sim_free(s);
+}
+
+/*
+ * Cancelling changes close together (a 4-commit stretch at another level
+ * in 64 commits), 20 seeds: found every time, and never a culprit outside
+ * the two changes.
+ */
+static void test_bisect__short_cancelling_stretch_is_found(void **state)
+{
+	unsigned long seed;
+	size_t both = 0;
+
+	(void)state;
+	for (seed = 1; seed <= 20; seed++) {
+		struct bisect_options opts;
+		struct sim *s = sim_new(64, 5.0, 4000 + seed);
+		const struct bisect_result *res;
+		size_t a = 3 + (size_t)(seed * 7 % 50), i;
+
+		bisect_options_init(&opts, true);
+		sim_step_at(s, a, 3.0);
+		sim_step_at(s, a + 4, -3.0);
+		res = sim_run(s, &opts);
+		for (i = 0; i < res->culprit_count; i++)
+			assert_true(res->culprits[i].commit == a ||
+				    res->culprits[i].commit == a + 4);
+		both += res->culprit_count == 2 &&
+			res->verdict == BISECT_REGRESSION;
+		assert_no_runs_beyond_max(s, &opts);
+		sim_free(s);
+	}
+	print_message("short cancelling stretch: both in %zu/20\n", both);
+	assert_int_equal(both, 20);
+}
+
+/*
+ * A verdict names a confirmed culprit, or it is inconclusive.  Range 0..2:
+ * the endpoints differ clearly (1000 and 900, sd about 1, runs_max runs
+ * each), commit 1 has runs_max runs alternating 800 and 1100 (mean 950):
+ * like neither level, so the range is split at it, and neither part shows
+ * a change between its ends (the spread of 1 is too large) with no runs
+ * left to ask.  The engine used to end that with a regression, no
+ * culprit and confidence 1 (an empty product).
+ */
+static void test_bisect__no_culprit_is_inconclusive(void **state)
+{
+	double good[30], bad[30], mid[30];
+	const size_t parents[3] = {0, 0, 1};
+	struct bisect_commit commits[3];
+	struct bisect_options opts;
+	struct bisect_result res;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 30; i++) {
+		good[i] = 1000 + (i % 2 ? 1.0 : -1.0);
+		bad[i] = 900 + (i % 2 ? 1.0 : -1.0);
+		mid[i] = i % 2 ? 1100 : 800;
+	}
+	memset(commits, 0, sizeof(commits));
+	commits[0].values = good;
+	commits[0].value_count = 30;
+	commits[1].values = mid;
+	commits[1].value_count = 30;
+	commits[1].parents = &parents[1];
+	commits[1].parent_count = 1;
+	commits[2].values = bad;
+	commits[2].value_count = 30;
+	commits[2].parents = &parents[2];
+	commits[2].parent_count = 1;
+	bisect_options_init(&opts, true);
+	assert_int_equal(bisect_step(&res, NULL, commits, 3, &opts), 0);
+	print_message("verdict %s, %zu culprit(s), confidence %g\n",
+		      bisect_verdict_name(res.verdict), res.culprit_count,
+		      res.confidence);
+	assert_int_equal(res.verdict, BISECT_INCONCLUSIVE);
+	assert_non_null(res.reason);
+	for (i = 0; i < res.culprit_count; i++)
+		assert_false(res.culprits[i].confirmed);
+}
+
+/*
+ * A sole culprit that its own confirmation refutes (the search names 19,
+ * every fresh run of 19 is at its parent's level) after confirmation has
+ * had its full size: inconclusive, with the reason, never a regression.
+ * The suspect stays listed, unconfirmed, with its own change.
+ */
+static void test_bisect__refuted_sole_culprit_is_inconclusive(void **state)
+{
+	struct bisect_options opts;
+	struct sim *s = sim_new(32, 10.0, 9090);
+	const struct bisect_result *res;
+	size_t i;
+
+	(void)state;
+	bisect_options_init(&opts, true);
+	opts.confirm_runs = 8;
+	sim_step_at(s, 19, -5.0);
+	s->contradict_first = true;
+	res = sim_run(s, &opts);
+	assert_int_equal(s->named_commit, 19);
+	assert_int_equal(res->verdict, BISECT_INCONCLUSIVE);
+	assert_non_null(res->reason);
+	assert_non_null(strstr(res->reason, "confirm"));
+	for (i = 0; i < res->culprit_count; i++)
+		assert_false(res->culprits[i].confirmed);
+	/* confirmation had its full size before giving up */
+	assert_int_equal(s->confirm_count[19], opts.confirm_max);
+	sim_free(s);
+}
+
+/*
+ * Over many seeds of one and two changes, every regression or
+ * improvement verdict carries a confirmed culprit, and the verdict is
+ * regression exactly when a confirmed culprit worsens the KPI.
+ */
+static void test_bisect__verdict_always_names_confirmed_culprit(void **state)
+{
+	unsigned long seed;
+
+	(void)state;
+	for (seed = 1; seed <= 30; seed++) {
+		struct bisect_options opts;
+		struct sim *s = sim_new(32, 10.0, 6000 + seed);
+		const struct bisect_result *res;
+		bool worse = false, any = false;
+		size_t i;
+
+		bisect_options_init(&opts, seed % 2);
+		sim_step_at(s, 1 + seed % 30, seed % 3 ? -2.0 : 2.0);
+		if (seed % 4 == 0)
+			sim_step_at(s, 31 - seed % 7, seed % 3 ? 3.0 : -3.0);
+		if (seed % 5 == 0)
+			s->contradict_first = true;
+		res = sim_run(s, &opts);
+		for (i = 0; i < res->culprit_count; i++) {
+			if (!res->culprits[i].confirmed)
+				continue;
+			any = true;
+			worse |= culprit_worsens(res, i, &opts);
+		}
+		if (res->verdict == BISECT_REGRESSION ||
+		    res->verdict == BISECT_IMPROVEMENT) {
+			assert_true(any);
+			assert_int_equal(res->verdict == BISECT_REGRESSION,
+					 worse);
+		}
+		sim_free(s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2208,6 +2460,17 @@ int main(void)
 	    cmocka_unit_test(
 		test_bisect__equal_fresh_runs_confirm_at_most_alpha_confirm),
 	    cmocka_unit_test(test_bisect__noise_sweep_accuracy_at_least_97pct),
+	    cmocka_unit_test(
+		test_bisect__regression_masked_by_later_improvement),
+	    cmocka_unit_test(
+		test_bisect__improvement_then_regression_lower_is_better),
+	    cmocka_unit_test(test_bisect__cancelling_changes_are_both_found),
+	    cmocka_unit_test(test_bisect__short_cancelling_stretch_is_found),
+	    cmocka_unit_test(test_bisect__no_culprit_is_inconclusive),
+	    cmocka_unit_test(
+		test_bisect__refuted_sole_culprit_is_inconclusive),
+	    cmocka_unit_test(
+		test_bisect__verdict_always_names_confirmed_culprit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, free_live_sims);
