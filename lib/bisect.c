@@ -56,6 +56,7 @@ void bisect_options_init(struct bisect_options *opts, bool higher_is_better)
 	opts->step_alpha = 0.01;
 	opts->higher_is_better = higher_is_better;
 	opts->confirm = true;
+	opts->probes = 31;
 }
 
 const char *bisect_verdict_name(enum bisect_verdict verdict)
@@ -674,14 +675,13 @@ static void culprit_estimate(struct engine *e, struct bisect_culprit *cul)
 
 /* Records the culprit that ends segment `s` and confirms it.  Returns 1
  * when done with it, 0 when runs were requested, -2 out of memory. */
-static int finish_segment(struct engine *e, struct segment *s,
-			  double direction)
+static int finish_segment(struct engine *e, struct segment *s)
 {
 	struct bisect_result *out = e->out;
 	struct bisect_culprit *cul;
 	struct level low, high;
 	size_t lo, hi, i, left = bisect_set_count(&s->cand);
-	double delta = 0;
+	double delta = 0, direction = 1.0;
 
 	if (out->culprit_count == BISECT_MAX_CULPRITS)
 		return 1;
@@ -715,6 +715,9 @@ static int finish_segment(struct engine *e, struct segment *s,
 	    level_of(&high, e, &s->high) == 0) {
 		cul->change_pct = pct_change_of(low.mean, high.mean);
 		delta = fabs(high.mean - low.mean);
+		/* The culprit's own change: from its part's older level to
+		 * its newer one, whatever the endpoints did. */
+		direction = high.mean < low.mean ? -1.0 : 1.0;
 	}
 	cul->p_value = 1.0;
 	if (e->opts->confirm && !e->commits[cul->parent].build_failed &&
@@ -731,6 +734,11 @@ static int finish_segment(struct engine *e, struct segment *s,
 		cul->confidence = 0;
 	if (e->opts->confirm)
 		cul->confidence *= cul->confirmed ? 1.0 - cul->p_value : 0.5;
+	/* Its direction is its own change's (confirmation runs when there
+	 * are), never the endpoints'. */
+	cul->regression = (cul->change_pct != 0 ? cul->change_pct < 0
+						: direction < 0) ==
+			  e->opts->higher_is_better;
 	out->culprit_count++;
 	return 1;
 }
@@ -1115,8 +1123,7 @@ static int follow_up(struct engine *e, struct segment *stack, size_t *depth)
  * confirmed culprit or runs are needed.  Returns 1 when all are done, 0
  * when runs were requested, -2 when out of memory.
  */
-static int search(struct engine *e, struct segment *stack, size_t *depth,
-		  double direction)
+static int search(struct engine *e, struct segment *stack, size_t *depth)
 {
 	struct bisect_result *out = e->out;
 	int rc;
@@ -1157,7 +1164,7 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 						      &found) < 0)
 			return -2;
 		if (!found) {
-			rc = finish_segment(e, s, direction);
+			rc = finish_segment(e, s);
 			if (rc <= 0)
 				return rc;
 			rc = follow_up(e, stack, depth);
@@ -1271,6 +1278,174 @@ static int search(struct engine *e, struct segment *stack, size_t *depth,
 	return 1;
 }
 
+/* ---- probes: endpoints the same ------------------------------------ */
+
+/*
+ * The place of probe j (1-based) of `probes` in the probing order: the
+ * middle first, then the quarters, then the eighths, ..., so that a
+ * stretch at another level is met early when it is long.
+ */
+static int probe_order(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	size_t tx = 0, ty = 0;
+
+	while (!((x >> tx) & 1))
+		tx++;
+	while (!((y >> ty) & 1))
+		ty++;
+	if (tx != ty)
+		return tx > ty ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* The buildable commit nearest to `at` inside the range, or 0. */
+static size_t probe_commit(const struct engine *e, size_t at)
+{
+	size_t d;
+
+	for (d = 0; d < e->count; d++) {
+		if (at + d < e->count - 1 && !e->commits[at + d].build_failed)
+			return at + d;
+		if (at > d && at - d > 0 && !e->commits[at - d].build_failed)
+			return at - d;
+	}
+	return 0;
+}
+
+enum probe_state { PROBE_MORE, PROBE_FLAT, PROBE_OUTSIDE };
+
+/*
+ * Replays the looks at probe `c` (after step_runs_min, twice and four
+ * times as many runs, at most runs_max): outside when its location (the
+ * mean of its runs winsorised CLIP_BEYOND sds around their median, so
+ * one outlier cannot decide) is Z_NEITHER standard errors beyond both
+ * endpoint levels on the same side, and at least half of min_change_pct
+ * from the nearer; flat when it is within Z_PROBE_FLAT of one level,
+ * between them, or at the last look; else more runs.
+ */
+#define Z_PROBE_FLAT 1.5
+static enum probe_state probe_look(struct engine *e, const struct level *lg,
+				   const struct level *lb,
+				   const struct bisect_commit *c,
+				   size_t *want)
+{
+	const struct bisect_options *o = e->opts;
+	double base = lg->mean != 0.0 ? fabs(lg->mean) : fabs(lb->mean);
+	double margin = base * o->min_change_pct / 100.0 / 2;
+	size_t look = o->step_runs_min, last = 4 * o->step_runs_min, n;
+
+	if (last > o->runs_max)
+		last = o->runs_max;
+	for (;;) {
+		double *x = e->scratch, med, lim, loc = 0, zg, zb, se, near;
+		size_t k;
+
+		n = look < last ? look : last;
+		if (c->value_count < n) {
+			*want = n - c->value_count;
+			return PROBE_MORE;
+		}
+		memcpy(x, c->values, n * sizeof(*x));
+		med = stats_median(x, n);
+		lim = CLIP_BEYOND * e->sigma;
+		for (k = 0; k < n; k++) {
+			double v = c->values[k];
+
+			loc += v > med + lim   ? med + lim
+			       : v < med - lim ? med - lim
+					       : v;
+		}
+		loc /= (double)n;
+		near = fabs(loc - lg->mean) < fabs(loc - lb->mean)
+			       ? fabs(loc - lg->mean)
+			       : fabs(loc - lb->mean);
+		if (!(e->sigma > 0)) {
+			return loc != lg->mean && loc != lb->mean &&
+					       near >= margin
+				       ? PROBE_OUTSIDE
+				       : PROBE_FLAT;
+		}
+		se = e->sigma * sqrt(1.0 / (double)n + 1.0 / (double)lg->n);
+		zg = (loc - lg->mean) / se;
+		se = e->sigma * sqrt(1.0 / (double)n + 1.0 / (double)lb->n);
+		zb = (loc - lb->mean) / se;
+		if (((zg > Z_NEITHER && zb > Z_NEITHER) ||
+		     (zg < -Z_NEITHER && zb < -Z_NEITHER)) &&
+		    near >= margin)
+			return PROBE_OUTSIDE;
+		if ((zg > 0) != (zb > 0) || fabs(zg) < Z_PROBE_FLAT ||
+		    fabs(zb) < Z_PROBE_FLAT || n >= last)
+			return PROBE_FLAT;
+		look = 2 * look;
+	}
+}
+
+/*
+ * The endpoints are the same: are the commits between them too?  Up to
+ * `probes` buildable commits spread evenly over the range (by index,
+ * which is topological) are measured, middle first, a few at a time.
+ * Returns 1 with *split_at the first probe (in probing order, every
+ * earlier one flat) that is outside both endpoint levels, or 0 when
+ * every probe is flat; 0 after asking for runs; -2 out of memory.
+ * (Its return is then 1 as well: *split_at 0 means no split.)
+ */
+static int probe_interior(struct engine *e, size_t *split_at)
+{
+	size_t count = e->count, probes = e->opts->probes, j, asked = 0;
+	size_t *order;
+	struct idlist gl = {0}, bl = {0};
+	struct level lg, lb;
+	int rc = -2;
+
+	*split_at = 0;
+	if (probes > count - 2)
+		probes = count - 2;
+	if (probes == 0)
+		return 1;
+	order = malloc(probes * sizeof(*order));
+	if (order == NULL || idlist_push(&gl, 0) < 0 ||
+	    idlist_push(&bl, count - 1) < 0)
+		goto out;
+	for (j = 0; j < probes; j++)
+		order[j] = j + 1;
+	qsort(order, probes, sizeof(*order), probe_order);
+	if (level_of(&lg, e, &gl) < 0 || level_of(&lb, e, &bl) < 0) {
+		rc = 1;
+		goto out;
+	}
+	for (j = 0; j < probes && asked < BISECT_MAX_REQUESTS; j++) {
+		size_t at = (size_t)floor((double)order[j] *
+						  (double)(count - 1) /
+						  (double)(probes + 1) +
+					  0.5);
+		size_t v = probe_commit(e, at), want = 0;
+		enum probe_state st;
+
+		if (v == 0)
+			continue;
+		st = probe_look(e, &lg, &lb, &e->commits[v], &want);
+		if (st == PROBE_MORE) {
+			set_class(e, v, BISECT_UNDECIDED);
+			request(e, v, want, BISECT_SEARCH);
+			asked++;
+		} else if (st == PROBE_FLAT) {
+			set_class(e, v, BISECT_GOOD_LIKE);
+		} else {
+			set_class(e, v, BISECT_NEITHER);
+			if (asked == 0)
+				*split_at = v;
+			break;
+		}
+	}
+	rc = asked > 0 ? 0 : 1;
+out:
+	free(order);
+	free(gl.v);
+	free(bl.v);
+	return rc;
+}
+
 /* ---- the step ------------------------------------------------------ */
 
 /*
@@ -1301,6 +1476,65 @@ static int culprit_order(const void *a, const void *b)
 	const struct bisect_culprit *x = a, *y = b;
 
 	return x->commit < y->commit ? -1 : x->commit > y->commit;
+}
+
+static void finish(struct engine *e, enum bisect_verdict verdict,
+		   const char *reason);
+
+/*
+ * The verdict once every part is done.  A verdict names a confirmed
+ * culprit (any culprit when confirmation is off), or it is inconclusive:
+ * regression when one of them worsens the KPI (so CI fails on a
+ * regression however a later improvement hides it at the endpoints),
+ * improvement when all of them improve it.  Suspects that their own
+ * confirmation refuted stay listed, unconfirmed.  `endpoints_same`: the
+ * endpoints did not differ and a probe split the range; when no culprit
+ * is left there, nothing changed after all.
+ */
+static void conclude(struct engine *e, bool endpoints_same)
+{
+	struct bisect_result *out = e->out;
+	double confidence = 1.0;
+	size_t i, backed = 0;
+	bool worse = false;
+
+	drop_refuted(e);
+	/* Parts found by follow-ups finish after the part that led to
+	 * them: report the culprits oldest first. */
+	qsort(out->culprits, out->culprit_count, sizeof(out->culprits[0]),
+	      culprit_order);
+	for (i = 0; i < out->culprit_count; i++) {
+		const struct bisect_culprit *c = &out->culprits[i];
+
+		confidence *= c->confidence;
+		if (c->confirmed || !e->opts->confirm) {
+			backed++;
+			worse |= c->regression;
+		}
+	}
+	if (backed > 0) {
+		out->confidence = confidence;
+		finish(e, worse ? BISECT_REGRESSION : BISECT_IMPROVEMENT,
+		       NULL);
+		return;
+	}
+	out->confidence = 0;
+	if (out->culprit_count == 0 && endpoints_same) {
+		out->confidence = 1.0 - ALPHA_EQUIVALENCE;
+		finish(e, BISECT_NO_CHANGE, NULL);
+	} else if (out->culprit_count == 0) {
+		finish(e, BISECT_INCONCLUSIVE,
+		       "the endpoints differ, but no commit between them "
+		       "could be shown to change the KPI; more runs per "
+		       "commit (a higher runs_max) or a quieter machine may "
+		       "decide it");
+	} else {
+		finish(e, BISECT_INCONCLUSIVE,
+		       "fresh runs of the commit the search found and its "
+		       "parent did not confirm its change; more runs per "
+		       "commit (a higher runs_max, which sizes the "
+		       "confirmation) or a quieter machine would decide it");
+	}
 }
 
 static bool options_valid(const struct bisect_options *o)
@@ -1346,7 +1580,8 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	size_t depth = 0, i, total_runs = 0, need;
 	const struct bisect_commit *good, *bad;
 	enum comparison endpoints;
-	double direction, p;
+	size_t split_at = 0;
+	double p;
 	int rc, error = -2;
 
 	if (count < 2 || !options_valid(opts) || !dag_valid(commits, count))
@@ -1423,10 +1658,28 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	if (endpoints == CMP_SAME) {
 		set_class(&e, 0, BISECT_GOOD_LIKE);
 		set_class(&e, count - 1, BISECT_GOOD_LIKE);
-		out->confidence = 1.0 - ALPHA_EQUIVALENCE;
-		finish(&e, BISECT_NO_CHANGE, NULL);
-		error = 0;
-		goto out;
+		if (bisect_set_init(&e.in_noise, count) < 0 ||
+		    noise_add(&e, 0) < 0 || noise_add(&e, count - 1) < 0)
+			goto out;
+		estimate_sigma(&e);
+		/* Opposite changes may cancel at the endpoints: a commit
+		 * inside the range clearly outside both levels splits it. */
+		rc = probe_interior(&e, &split_at);
+		if (rc <= 0) {
+			error = rc;
+			goto out; /* error, or runs asked for */
+		}
+		if (split_at == 0) {
+			out->confidence = 1.0 - ALPHA_EQUIVALENCE;
+			finish(&e, BISECT_NO_CHANGE, NULL);
+			error = 0;
+			goto out;
+		}
+		/* The older part on top of the stack: searched first. */
+		if (push_part(&e, stack, &depth, split_at, count - 1, 0) < 0 ||
+		    push_part(&e, stack, &depth, 0, split_at, 0) < 0)
+			goto out;
+		goto search;
 	}
 	if (endpoints == CMP_UNKNOWN) {
 		size_t have = good->value_count < bad->value_count
@@ -1457,11 +1710,6 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	}
 	set_class(&e, 0, BISECT_GOOD_LIKE);
 	set_class(&e, count - 1, BISECT_BAD_LIKE);
-	direction = stats_mean(bad->values, bad->value_count) -
-				    stats_mean(good->values, good->value_count) >
-			    0
-		    ? 1.0
-		    : -1.0;
 
 	/* 2. Bisection, 3. confirmation. */
 	if (bisect_set_init(&e.in_noise, count) < 0 || noise_add(&e, 0) < 0 ||
@@ -1476,29 +1724,14 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 		bisect_set_add(&stack[0].cand, i);
 	stack[0].bad = count - 1;
 	depth = 1;
-	rc = search(&e, stack, &depth, direction);
+search:
+	rc = search(&e, stack, &depth);
 	if (rc < 0) {
 		error = rc;
 		goto out;
 	}
-	if (rc == 1) {
-		double confidence = 1.0;
-
-		drop_refuted(&e);
-		/* Parts found by follow-ups finish after the part that led
-		 * to them: report the culprits oldest first. */
-		qsort(out->culprits, out->culprit_count,
-		      sizeof(out->culprits[0]), culprit_order);
-
-		for (i = 0; i < out->culprit_count; i++)
-			confidence *= out->culprits[i].confidence;
-		out->confidence = confidence;
-		finish(&e,
-		       (direction < 0) == opts->higher_is_better
-			       ? BISECT_REGRESSION
-			       : BISECT_IMPROVEMENT,
-		       NULL);
-	}
+	if (rc == 1)
+		conclude(&e, endpoints == CMP_SAME);
 	error = 0;
 out:
 	for (i = 0; i < MAX_SEGMENTS; i++)

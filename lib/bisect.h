@@ -33,6 +33,14 @@
  *     bounds of the steps that led to it with the confirmation test.
  *     Then the commits the search put at each level are checked for a
  *     change it stepped over, and any found is searched too.
+ *  4. When the endpoints are the same, up to `probes` interior commits
+ *     are measured first; one clearly outside both endpoint levels
+ *     splits the range (two opposite changes that cancel).
+ *  5. The verdict: regression when a confirmed culprit worsens the KPI,
+ *     improvement when every confirmed culprit improves it; each culprit
+ *     carries its own direction.  Without a confirmed culprit (none
+ *     found, or its own confirmation refuted it) the verdict is
+ *     inconclusive, with the reason.
  * Tests on fresh runs use the noise's sd pooled over every decided commit.
   */
 #ifndef STATBISECT_BISECT_H
@@ -81,6 +89,10 @@ struct bisect_options {
 	double step_alpha;     /* error bound of one classification */
 	bool higher_is_better; /* direction of the KPI */
 	bool confirm;          /* confirm culprits (on by default) */
+	size_t probes;         /* interior commits probed before a range
+				  whose endpoints are the same is called
+				  no-change (opposite changes may cancel);
+				  0: none */
 };
 
 struct bisect_commit {
@@ -110,6 +122,9 @@ struct bisect_culprit {
 	double p_value;      /* of that difference (one-sided Welch) */
 	double confidence;   /* 0..1 that this commit is a culprit */
 	bool confirmed;      /* fresh interleaved runs agreed */
+	bool regression;     /* its own change worsens the KPI (the
+				direction of its own change, never the
+				endpoints') */
 	/* Commits whose build failed hide the exact culprit: any of
 	 * ambiguous[0..ambiguous_count) (which includes `commit`) may be. */
 	size_t ambiguous_first; /* into bisect_result.ambiguous */
@@ -145,7 +160,8 @@ struct bisect_result {
 	double change_ci95_lo, change_ci95_hi; /* its 95% interval, or NaN */
 	double p_value;
 	double confidence; /* of the verdict, 0..1 */
-	const char *reason; /* static text: why inconclusive, else NULL */
+	const char *reason; /* static text: why inconclusive (and what
+			       would decide it), else NULL */
 };
 
 /* Fills *opts with the defaults (see bisect.c). */

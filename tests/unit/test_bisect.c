@@ -290,6 +290,13 @@ static void assert_sane_answer(const struct sim *s,
 			    res->ambiguous_used);
 	}
 	if (res->verdict != BISECT_PENDING) {
+		/* each culprit's direction is its own change's */
+		for (i = 0; i < res->culprit_count; i++)
+			if (res->culprits[i].change_pct != 0)
+				assert_int_equal(
+				    res->culprits[i].regression,
+				    (res->culprits[i].change_pct < 0) ==
+					opts->higher_is_better);
 		assert_int_equal(res->request_count, 0);
 		assert_false(res->interleave);
 		return;
@@ -844,16 +851,31 @@ static void test_bisect__flat_range_is_no_change(void **state)
 	assert_float_equal(res->change_pct,
 			   pct(search_mean(s, 0), search_mean(s, 63)), 1e-9);
 	assert_true(res->confidence > 0.9 && res->confidence <= 1.0);
-	/* only the endpoints are measured, equally often, never confirmed */
+	/* the endpoints are measured equally often, `probes` commits
+	 * between them a few times each (no cancelling changes), nothing
+	 * is confirmed */
 	assert_int_equal(s->value_count[0], s->value_count[63]);
 	assert_in_range(s->value_count[0], 5, 30);
 	assert_int_equal(s->confirm_calls, 0);
 	assert_int_equal(s->classes[0], BISECT_GOOD_LIKE);
 	assert_int_equal(s->classes[63], BISECT_GOOD_LIKE);
-	for (i = 1; i < 63; i++) {
-		assert_int_equal(s->value_count[i], 0);
-		assert_int_equal(s->confirm_count[i], 0);
-		assert_int_equal(s->classes[i], BISECT_UNTESTED);
+	{
+		size_t probed = 0;
+
+		for (i = 1; i < 63; i++) {
+			assert_int_equal(s->confirm_count[i], 0);
+			if (s->value_count[i] == 0) {
+				assert_int_equal(s->classes[i],
+						 BISECT_UNTESTED);
+				continue;
+			}
+			probed++;
+			assert_in_range(s->value_count[i],
+					opts.step_runs_min,
+					4 * opts.step_runs_min);
+			assert_int_equal(s->classes[i], BISECT_GOOD_LIKE);
+		}
+		assert_int_equal(probed, opts.probes);
 	}
 	sim_free(s);
 }
@@ -901,7 +923,9 @@ test_bisect__real_change_below_min_change_is_no_change(void **state)
 	res = sim_run(s, &opts);
 	assert_int_equal(res->verdict, BISECT_NO_CHANGE);
 	assert_int_equal(res->culprit_count, 0);
-	assert_int_equal(s->steps, 2);
+	/* the probes between are at one level or the other, not outside */
+	for (size_t i = 1; i < 31; i++)
+		assert_true(s->classes[i] == BISECT_GOOD_LIKE);
 	assert_int_equal(s->value_count[0], 5);
 	assert_int_equal(s->value_count[31], 5);
 	assert_in_range((long)floor(res->change_pct * 10), -4, -3);
@@ -931,9 +955,11 @@ test_bisect__equal_constants_are_no_change_at_runs_min(void **state)
 	bisect_options_init(&opts, true);
 	res = sim_run(s, &opts);
 	assert_int_equal(res->verdict, BISECT_NO_CHANGE);
-	assert_int_equal(s->steps, 2);
+	/* endpoints, then the 8 commits between in two batches of 4 */
+	assert_int_equal(s->steps, 4);
 	assert_int_equal(s->value_count[0], 5);
 	assert_int_equal(s->value_count[9], 5);
+	assert_int_equal(s->value_count[4], opts.step_runs_min);
 	assert_true(res->change_pct == 0.0);
 	assert_true(res->p_value == 1.0);
 	assert_null(res->reason);
@@ -958,9 +984,11 @@ static void test_bisect__equal_zero_constants_are_no_change(void **state)
 	bisect_options_init(&opts, false);
 	res = sim_run(s, &opts);
 	assert_int_equal(res->verdict, BISECT_NO_CHANGE);
-	assert_int_equal(s->steps, 2);
+	/* endpoints, then the 8 commits between in two batches of 4 */
+	assert_int_equal(s->steps, 4);
 	assert_int_equal(s->value_count[0], 5);
 	assert_int_equal(s->value_count[9], 5);
+	assert_int_equal(s->value_count[4], opts.step_runs_min);
 	assert_true(res->change_pct == 0.0);
 	sim_free(s);
 }
@@ -1791,9 +1819,10 @@ test_bisect__contradicted_culprit_is_never_reported_confirmed(void **state)
 	/* What the engine does: 19 judged on all its runs (search runs at
 	 * the new level, fresh runs at the old one) is like neither level;
 	 * the part above it shows no change and is dropped, the part below
-	 * ends at 19 again, whose confirmation keeps failing: 19 is reported,
-	 * honestly unconfirmed, with a low confidence. */
-	assert_int_equal(res->verdict, BISECT_REGRESSION);
+	 * ends at 19 again, whose confirmation keeps failing: the verdict
+	 * is inconclusive, 19 listed, unconfirmed, with a low confidence. */
+	assert_int_equal(res->verdict, BISECT_INCONCLUSIVE);
+	assert_non_null(res->reason);
 	assert_int_equal(res->culprit_count, 1);
 	assert_int_equal(res->culprits[0].commit, 19);
 	assert_false(res->culprits[0].confirmed);
@@ -1966,7 +1995,9 @@ static void test_bisect__confirmation_is_sized_by_the_change(void **state)
 	opts.min_change_pct = 0.1;
 
 	assert_int_equal(bisect_step(&res, NULL, commits, 3, &opts), 0);
-	assert_int_equal(res.verdict, BISECT_REGRESSION);
+	/* refuted at its own size: inconclusive, the suspect listed */
+	assert_int_equal(res.verdict, BISECT_INCONCLUSIVE);
+	assert_non_null(res.reason);
 	assert_int_equal(res.culprit_count, 1);
 	assert_int_equal(res.culprits[0].commit, 2);
 	assert_false(res.culprits[0].confirmed);
@@ -2078,7 +2109,10 @@ test_bisect__equal_fresh_runs_confirm_at_most_alpha_confirm(void **state)
 		s->means[2] = 900.0;
 		bisect_options_init(&opts, true);
 		res = sim_run(s, &opts);
-		assert_int_equal(res->verdict, BISECT_REGRESSION);
+		/* an unconfirmed sole culprit is inconclusive */
+		assert_int_equal(res->verdict, res->culprits[0].confirmed
+						   ? BISECT_REGRESSION
+						   : BISECT_INCONCLUSIVE);
 		assert_int_equal(res->culprit_count, 1);
 		assert_int_equal(res->culprits[0].commit, 2);
 		confirmed += res->culprits[0].confirmed;
