@@ -102,6 +102,7 @@ static int engine_outcome(struct sim_outcome *out,
 			  const struct bisect_result *res)
 {
 	size_t c;
+	bool confirmed = false;
 	int error;
 
 	switch (res->verdict) {
@@ -112,7 +113,7 @@ static int engine_outcome(struct sim_outcome *out,
 		out->verdict = SIM_INCONCLUSIVE;
 		break;
 	case BISECT_IMPROVEMENT:
-		/* every simulated change is a regression */
+		/* the oldest simulated change is always a regression */
 		out->verdict = SIM_CHANGE;
 		out->wrong_direction = true;
 		break;
@@ -120,7 +121,14 @@ static int engine_outcome(struct sim_outcome *out,
 		out->verdict = SIM_CHANGE;
 		break;
 	}
-	for (c = 0; c < res->culprit_count && c < BISECT_MAX_CULPRITS; c++) {
+	for (c = 0; c < res->culprit_count && c < BISECT_MAX_CULPRITS; c++)
+		confirmed |= res->culprits[c].confirmed;
+	/* A verdict names a confirmed culprit, or it is inconclusive. */
+	out->unbacked = out->verdict == SIM_CHANGE && !confirmed;
+	/* The suspects of an inconclusive verdict are named by nobody. */
+	for (c = 0; out->verdict == SIM_CHANGE && c < res->culprit_count &&
+		    c < BISECT_MAX_CULPRITS;
+	     c++) {
 		const struct bisect_culprit *cu = &res->culprits[c];
 		const size_t *amb = NULL;
 		size_t amb_count = 0;

@@ -37,6 +37,7 @@ static const char *const strategy_names[] = {
 struct totals {
 	size_t correct, false_alarm, inconclusive, no_change, all_found;
 	size_t skipped_culprit, wrong_direction, failed, bad_requests;
+	size_t unbacked; /* change verdicts without a confirmed culprit */
 	size_t over_runs_max;
 	size_t runs_max_seen, tested;
 	size_t *runs; /* per trial */
@@ -136,11 +137,23 @@ static int trial_init(struct sim_trial *t, const struct sim_config *cfg,
 	    t->confirm == NULL)
 		goto fail;
 	for (i = 0; i < count; i++) {
-		for (k = 0; k < cfg->changes; k++)
-			t->depth[i] += dag_is_ancestor(&t->dag, planted[k], i);
-		t->level[i] =
-		    SIM_BASE_LEVEL + (cfg->higher_is_better ? -step : step) *
-					 (double)t->depth[i];
+		double moved = 0, size = 1;
+
+		for (k = 0; k < cfg->changes; k++) {
+			bool below = dag_is_ancestor(&t->dag, planted[k], i);
+
+			t->depth[i] += below;
+			/* --opposite: every other change the other way,
+			 * each opposite_ratio times the one before */
+			if (below)
+				moved += cfg->opposite && k % 2 ? -size : size;
+			if (cfg->opposite)
+				size *= cfg->opposite_ratio;
+		}
+		if (!cfg->opposite)
+			moved = (double)t->depth[i];
+		t->level[i] = SIM_BASE_LEVEL +
+			      (cfg->higher_is_better ? -step : step) * moved;
 	}
 	return 0;
 fail:
@@ -170,6 +183,7 @@ static void score(struct totals *tot, const struct sim_trial *t,
 	tot->inconclusive += out->verdict == SIM_INCONCLUSIVE;
 	tot->no_change += out->verdict == SIM_NO_CHANGE;
 	tot->wrong_direction += out->wrong_direction;
+	tot->unbacked += out->unbacked;
 	if (out->verdict == SIM_FAILED) {
 		tot->failed++;
 		if (tot->failure == NULL) {
@@ -361,6 +375,11 @@ static int print_json(const struct sim_config *cfg, struct totals *tot)
 			    json_integer((json_int_t)tot->over_runs_max));
 	json_object_set_new(o, "wrong_direction",
 			    json_integer((json_int_t)tot->wrong_direction));
+	if (cfg->opposite)
+		json_object_set_new(o, "opposite_ratio",
+				    json_real(cfg->opposite_ratio));
+	json_object_set_new(o, "unbacked_verdicts",
+			    json_integer((json_int_t)tot->unbacked));
 	json_object_set_new(o, "failed",
 			    json_integer((json_int_t)tot->failed));
 	if (tot->failure != NULL)
@@ -382,7 +401,8 @@ static void usage(FILE *out)
 	    "usage: statbisect-sim [--commits N] [--topology linear|merges]\n"
 	    "         [--noise gaussian|lognormal|bimodal|outliers|drift|"
 	    "t3|quantized]\n"
-	    "         [--effect E] [--changes K] [--skip-rate R]"
+	    "         [--effect E] [--changes K [--opposite"
+	    " [--opposite-ratio Q]]] [--skip-rate R]"
 	    " [--trials T] [--seed S]\n"
 	    "         [--strategy engine|git-bisect|lkp|pinpoint|oracle]\n"
 	    "         [--min-change PCT] [--runs-max N]"
@@ -439,6 +459,8 @@ static int parse_options(struct sim_config *cfg, bool *table, int argc,
 	    {"noise", required_argument, NULL, 'N'},
 	    {"effect", required_argument, NULL, 'e'},
 	    {"changes", required_argument, NULL, 'k'},
+	    {"opposite", no_argument, NULL, 'o'},
+	    {"opposite-ratio", required_argument, NULL, 'R'},
 	    {"skip-rate", required_argument, NULL, 'r'},
 	    {"trials", required_argument, NULL, 't'},
 	    {"seed", required_argument, NULL, 's'},
@@ -474,6 +496,14 @@ static int parse_options(struct sim_config *cfg, bool *table, int argc,
 			break;
 		case 'k':
 			bad = parse_size(&cfg->changes, optarg);
+			break;
+		case 'o':
+			cfg->opposite = true;
+			bad = 0;
+			break;
+		case 'R':
+			bad = parse_double(&cfg->opposite_ratio, optarg) ||
+			      cfg->opposite_ratio <= 0;
 			break;
 		case 'r':
 			bad = parse_double(&cfg->skip_rate, optarg) ||
@@ -551,6 +581,12 @@ static int parse_options(struct sim_config *cfg, bool *table, int argc,
 		    stderr);
 		return -1;
 	}
+	if (cfg->opposite && cfg->strategy != SIM_ENGINE) {
+		fputs("statbisect-sim: --opposite is for --strategy engine "
+		      "(the baselines assume changes in one direction)\n",
+		      stderr);
+		return -1;
+	}
 	return 0;
 }
 
@@ -569,6 +605,7 @@ int main(int argc, char **argv)
 	    .runs_max = 1000,
 	    .higher_is_better = true,
 	    .lkp_runs = 5,
+	    .opposite_ratio = 1.0,
 	};
 	struct totals tot;
 	bool table = false;
@@ -590,6 +627,15 @@ int main(int argc, char **argv)
 	if (error < 0) {
 		fputs("statbisect-sim: out of memory\n", stderr);
 		return 1;
+	}
+	if (tot.unbacked > 0) {
+		/* an engine bug: a verdict names a confirmed culprit or is
+		 * inconclusive */
+		fprintf(stderr,
+			"statbisect-sim: %zu regression or improvement "
+			"verdict(s) without a confirmed culprit\n",
+			tot.unbacked);
+		return 3;
 	}
 	return 0;
 }

@@ -44,6 +44,12 @@ struct sim_config {
 	enum noise_model noise;
 	double effect; /* in units of SIM_SD; 0 means no change */
 	size_t changes;
+	/* --opposite: changes alternate in direction (the oldest worse,
+	 * the next better, ...), each later one opposite_ratio times the
+	 * size of the one before; 1: two changes cancel at the endpoints.
+	 * The engine only: the baselines assume one direction. */
+	bool opposite;
+	double opposite_ratio;
 	double skip_rate;
 	size_t trials;
 	unsigned long seed;
@@ -77,6 +83,8 @@ struct sim_trial {
 	struct sim_series *search;  /* runs of each commit */
 	struct sim_series *confirm; /* the engine's confirmation runs */
 	size_t bad_requests;	    /* engine asked to run a failed build */
+	bool unbacked;		    /* a change verdict without a confirmed
+				       culprit (an engine bug) */
 	size_t over_runs_max;	    /* search requests beyond runs_max */
 	char detail[160];	    /* what went wrong, when something did */
 };
@@ -97,6 +105,9 @@ struct sim_culprit {
 struct sim_outcome {
 	enum sim_verdict verdict;
 	bool wrong_direction; /* called an improvement */
+	/* the engine's verdict was regression or improvement without a
+	 * confirmed culprit */
+	bool unbacked;
 	struct sim_culprit culprits[SIM_CULPRITS_MAX];
 	size_t culprit_count;
 	size_t *ambiguous;
