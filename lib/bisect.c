@@ -628,10 +628,24 @@ static int confirm(struct engine *e, struct bisect_culprit *cul,
 	struct stats_test t;
 	size_t have = p->confirm_count < c->confirm_count ? p->confirm_count
 							  : c->confirm_count;
-	size_t limit = confirm_limit(e, delta), target;
+	size_t limit, target;
 	double alpha;
 	int rc;
 
+	/* Sized for the change the search found; when the fresh runs show
+	 * less of it, in its direction, for theirs (at least half the
+	 * search's: a search stopped by a lucky look overstates a change,
+	 * and a confirmation sized by that lacks the power to decide). */
+	if (have >= o->confirm_runs) {
+		double fresh =
+			direction *
+			(values_mean(c->confirm_values, c->confirm_count) -
+			 values_mean(p->confirm_values, p->confirm_count));
+
+		if (fresh > 0 && fresh < delta)
+			delta = fresh > delta / 2 ? fresh : delta / 2;
+	}
+	limit = confirm_limit(e, delta);
 	if (have < o->confirm_runs) {
 		target = o->confirm_runs;
 	} else {
