@@ -248,6 +248,24 @@ static void format_change(char *buf, size_t size, json_t *job)
 			 json_number_value(json_array_get(ci, 1)));
 }
 
+/* The entry of the job's culprit in its list of changes (the regression
+ * of a range that also improved need not be the first). */
+static json_t *named_culprit(json_t *job)
+{
+	json_t *list = json_object_get(job, "culprits"), *c;
+	const char *culprit = str_field(job, "culprit");
+	size_t i;
+
+	json_array_foreach(list, i, c)
+	{
+		const char *sha = str_field(c, "commit");
+
+		if (culprit != NULL && sha != NULL && strcmp(sha, culprit) == 0)
+			return c;
+	}
+	return json_array_get(list, 0);
+}
+
 /* The closing line of a finished job. */
 static void print_verdict(FILE *out, json_t *job)
 {
@@ -255,7 +273,7 @@ static void print_verdict(FILE *out, json_t *job)
 	const char *verdict = str_field(job, "verdict");
 	const char *message = str_field(job, "message");
 	const char *culprit = str_field(job, "culprit");
-	json_t *first = json_array_get(json_object_get(job, "culprits"), 0);
+	json_t *first = named_culprit(job);
 	char change[96];
 
 	format_change(change, sizeof(change), job);
@@ -317,7 +335,7 @@ static void summary_line(const char *label, const char *value)
 
 static void print_summary(json_t *job)
 {
-	json_t *first = json_array_get(json_object_get(job, "culprits"), 0);
+	json_t *first = named_culprit(job);
 	char line[160];
 
 	printf("job %lld: ", int_field(job, "id"));

@@ -349,6 +349,45 @@ static const char *report_kind_word(enum report_kind kind)
 	return kind == REPORT_REGRESSION ? "regression" : "improvement";
 }
 
+static bool report_is_utf8_line(const char *s);
+
+/* Every change of the job, when it found several: each on its own line
+ * with its own direction and change (the others have reports too). */
+static void report_put_changes(struct report_buf *b,
+			       const struct report_input *in)
+{
+	size_t i;
+
+	if (in->change_count < 2 || in->changes == NULL)
+		return;
+	report_buf_printf(b, "The range holds %zu changes of %s, each "
+			     "reported on its own:\n\n",
+			  in->change_count, in->kpi);
+	for (i = 0; i < in->change_count; i++) {
+		const struct report_change *c = &in->changes[i];
+		struct report_input one = *in;
+		char change[32];
+
+		if (c->sha == NULL || (c->kind != REPORT_REGRESSION &&
+				       c->kind != REPORT_IMPROVEMENT))
+			continue;
+		one.kind = c->kind;
+		one.change_pct = c->change_pct;
+		report_kpi_change(change, sizeof(change), &one);
+		report_buf_printf(b, "  %.12s %s%% %s%s%s\n", c->sha, change,
+				  report_kind_word(c->kind),
+				  c->subject != NULL &&
+					  report_is_utf8_line(c->subject)
+				      ? ": "
+				      : "",
+				  c->subject != NULL &&
+					  report_is_utf8_line(c->subject)
+				      ? c->subject
+				      : "");
+	}
+	report_buf_puts(b, "\n");
+}
+
 static int report_check_input(const struct report_input *in)
 {
 	size_t i;
@@ -828,6 +867,7 @@ int report_render_body(char **out, const struct report_input *in)
 		report_buf_printf(&b, "%s %s\n\n",
 				  in->commit_url ? in->commit_url : in->tree,
 				  in->branch);
+		report_put_changes(&b, in);
 	}
 
 	report_put_testcase(&b, in);

@@ -119,6 +119,14 @@ struct report_metric_row {
  * commit subjects and parameter values may be empty.  Fields marked "or
  * NULL" are optional; the others are required for the kinds that use them.
  */
+/* One of several changes a job found (regression or improvement). */
+struct report_change {
+	const char *sha;     /* full hex sha */
+	const char *subject; /* one line, or NULL */
+	enum report_kind kind;
+	double change_pct;
+};
+
 struct report_input {
 	const char *robot_name;	  /* "statbisect robot" */
 	const char *robot_email;  /* for Reported-by, or NULL */
@@ -158,6 +166,11 @@ struct report_input {
 	/* the build logs of commits that did not build, URLs, or NULL */
 	const char *const *build_log_urls;
 	size_t build_log_url_count;
+	/* regression and improvement: every change the job found, oldest
+	 * first, listed when there is more than one (each with its own
+	 * direction and change); else NULL / 0 */
+	const struct report_change *changes;
+	size_t change_count;
 };
 
 /*

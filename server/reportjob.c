@@ -415,6 +415,9 @@ static void facts_clear(struct job_facts *f)
 	free(f->machine);
 }
 
+/* Culprits listed in one report, at most (the engine's own bound). */
+#define REPORTJOB_CHANGES_MAX BISECT_MAX_CULPRITS
+
 static enum report_kind kind_of(enum bisect_verdict v)
 {
 	switch (v) {
@@ -662,6 +665,8 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 						   : NULL;
 	size_t base_idx = culprit ? cul->parent : 0;
 	size_t new_idx = culprit ? cul->commit : job->count - 1;
+	struct report_change changes[REPORTJOB_CHANGES_MAX];
+	char *other_subjects[REPORTJOB_CHANGES_MAX] = {NULL};
 	struct report_param params[32];
 	struct report_metric_row *rows = NULL;
 	struct metric_table table = {0};
@@ -709,7 +714,34 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	in.service_url = base_url;
 	in.tree = line_or_mark(texts.tree);
 	in.branch = line_or_mark(texts.branch);
-	in.kind = kind_of(res->verdict);
+	/* A culprit's report says its own direction; a verdict of change
+	 * without a culprit (never given by the engine) names no commit. */
+	in.kind = culprit ? (cul->regression ? REPORT_REGRESSION
+					     : REPORT_IMPROVEMENT)
+		  : res->verdict == BISECT_REGRESSION ||
+			  res->verdict == BISECT_IMPROVEMENT
+		      ? REPORT_INCONCLUSIVE
+		      : kind_of(res->verdict);
+	if (culprit && res->culprit_count > 1) {
+		size_t k, n = res->culprit_count < REPORTJOB_CHANGES_MAX
+				      ? res->culprit_count
+				      : REPORTJOB_CHANGES_MAX;
+
+		for (k = 0; k < n; k++) {
+			const struct bisect_culprit *o = &res->culprits[k];
+
+			changes[k].sha = job->commits[o->commit].sha;
+			other_subjects[k] = clean_line(
+			    job->commits[o->commit].subject,
+			    REPORTJOB_TEXT_MAX);
+			changes[k].subject = other_subjects[k];
+			changes[k].kind = o->regression ? REPORT_REGRESSION
+							: REPORT_IMPROVEMENT;
+			changes[k].change_pct = o->change_pct;
+		}
+		in.changes = changes;
+		in.change_count = n;
+	}
 	in.kpi = facts.kpi;
 	in.change_pct = culprit ? cul->change_pct : res->change_pct;
 	in.culprit_sha = job->commits[new_idx].sha;
@@ -760,6 +792,9 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	    (reason = clean_line(res->reason, REPORTJOB_REASON_MAX)) == NULL)
 		goto out;
 	in.reason = reason;
+	if (in.kind == REPORT_INCONCLUSIVE && in.reason == NULL &&
+	    res->verdict != BISECT_INCONCLUSIVE)
+		in.reason = "the search named no culprit";
 	for (i = 0; i < job->count &&
 		    build_log_count < REPORTJOB_BUILD_LOGS_MAX;
 	     i++) {
@@ -828,6 +863,8 @@ out:
 	free(reason);
 	for (i = 0; i < build_log_count; i++)
 		free(build_logs[i]);
+	for (size_t k = 0; k < REPORTJOB_CHANGES_MAX; k++)
+		free(other_subjects[k]);
 	free(rows);
 	recipients_clear(&rcpt);
 	clean_texts_clear(&texts);

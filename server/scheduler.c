@@ -317,13 +317,15 @@ static json_t *culprits_json(const struct sched_job *job)
 				json_string(job->commits[res->ambiguous
 								 [c->ambiguous_first + k]]
 						    .sha));
-		item = json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:b,s:o}", "commit",
-				 job->commits[c->commit].sha, "parent",
-				 job->commits[c->parent].sha, "subject",
-				 job->commits[c->commit].subject, "change_pct",
-				 c->change_pct, "p_value", c->p_value,
-				 "confidence", c->confidence, "confirmed",
-				 c->confirmed, "ambiguous", ambiguous);
+		item = json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:b,s:s,s:o}",
+				 "commit", job->commits[c->commit].sha,
+				 "parent", job->commits[c->parent].sha,
+				 "subject", job->commits[c->commit].subject,
+				 "change_pct", c->change_pct, "p_value",
+				 c->p_value, "confidence", c->confidence,
+				 "confirmed", c->confirmed, "direction",
+				 c->regression ? "regression" : "improvement",
+				 "ambiguous", ambiguous);
 		if (item != NULL)
 			json_object_set_new(item, "change_ci95",
 					    sched_ci95_json(c->change_ci95_lo,
@@ -333,15 +335,37 @@ static json_t *culprits_json(const struct sched_job *job)
 	return list;
 }
 
+/*
+ * The culprit a job names (culprit_sha, change_pct): the oldest confirmed
+ * one in the verdict's direction (the regression of a range that also
+ * improved), else NULL.  Only a verdict of change names one, and only a
+ * culprit the engine gave.
+ */
+static const struct bisect_culprit *
+headline_culprit(const struct sched_job *job)
+{
+	const struct bisect_result *res = &job->result;
+	size_t i;
+
+	if (res->verdict != BISECT_REGRESSION &&
+	    res->verdict != BISECT_IMPROVEMENT)
+		return NULL;
+	for (i = 0; i < res->culprit_count; i++) {
+		const struct bisect_culprit *c = &res->culprits[i];
+
+		if ((c->confirmed || !job->opts.confirm) &&
+		    c->regression == (res->verdict == BISECT_REGRESSION))
+			return c;
+	}
+	return NULL;
+}
+
 static int finish_job(PGconn *conn, const struct sched_job *job,
 		      const char *base_url)
 {
 	const struct bisect_result *res = &job->result;
-	const struct bisect_culprit *first =
-		res->culprit_count > 0 ? &res->culprits[0] : NULL;
-	bool found = (res->verdict == BISECT_REGRESSION ||
-		      res->verdict == BISECT_IMPROVEMENT) &&
-		     first != NULL;
+	const struct bisect_culprit *first = headline_culprit(job);
+	bool found = first != NULL;
 	char id_text[24], change[40], p[40], confidence[40];
 	char ci_lo[40], ci_hi[40];
 	double lo = found ? first->change_ci95_lo : res->change_ci95_lo;
@@ -369,13 +393,22 @@ static int finish_job(PGconn *conn, const struct sched_job *job,
 	snprintf(p, sizeof(p), "%.17g", found ? first->p_value : res->p_value);
 	snprintf(confidence, sizeof(confidence), "%.17g", res->confidence);
 	params[0] = id_text;
-	params[1] = bisect_verdict_name(res->verdict);
+	/* A verdict of change names a confirmed culprit (the engine's
+	 * rule); should one ever come without, it is stored as what it
+	 * is. */
+	params[1] = !found && (res->verdict == BISECT_REGRESSION ||
+			       res->verdict == BISECT_IMPROVEMENT)
+			? "inconclusive"
+			: bisect_verdict_name(res->verdict);
 	params[2] = found ? job->commits[first->commit].sha : NULL;
 	params[3] = found ? job->commits[first->parent].sha : NULL;
 	params[4] = change;
 	params[5] = p;
 	params[6] = cause != NULL	? cause
 		    : res->reason != NULL ? res->reason
+		    : !found && strcmp(params[1], "inconclusive") == 0 &&
+			      res->verdict != BISECT_INCONCLUSIVE
+			? "the search named no culprit"
 		    : found && first->ambiguous_count > 1
 			    ? "commits next to the culprit could not be built; "
 			      "the culprit may be any of them"

@@ -899,7 +899,22 @@ static json_t *job_context(PGconn *conn, long long job_id,
 	    commit_link(web_url,
 			json_string_value(json_object_get(job, "bad"))));
 	if (culprit != NULL) {
-		json_t *culprits = json_object_get(job, "culprits");
+		json_t *culprits = json_object_get(job, "culprits"), *c;
+		json_t *named = json_array_get(culprits, 0);
+		size_t k;
+
+		/* the job's culprit among its changes (the regression of a
+		 * range that also improved need not be the first) */
+		json_array_foreach(culprits, k, c)
+		{
+			const char *sha =
+			    json_string_value(json_object_get(c, "commit"));
+
+			if (sha != NULL && strcmp(sha, culprit) == 0) {
+				named = c;
+				break;
+			}
+		}
 
 		web_jobs_change(change, sizeof(change), job);
 		json_object_set_new(
@@ -908,8 +923,7 @@ static json_t *job_context(PGconn *conn, long long job_id,
 			"{s:s,s:o,s:o,s:s?,s:s?,s:s,s:o,s:o}", "sha", culprit,
 			"short", short_sha(culprit), "link",
 			commit_link(web_url, culprit), "subject",
-			json_string_value(json_object_get(
-			    json_array_get(culprits, 0), "subject")),
+			json_string_value(json_object_get(named, "subject")),
 			"author", db_text(r, 0, 2), "change", change,
 			"parent_short",
 			short_sha(
@@ -917,6 +931,38 @@ static json_t *job_context(PGconn *conn, long long job_id,
 			"parent_link",
 			commit_link(web_url, json_string_value(json_object_get(
 						 job, "parent")))));
+	}
+	if (json_array_size(json_object_get(job, "culprits")) > 1) {
+		/* Every change found, each with its own direction. */
+		json_t *list = json_array(), *c;
+		size_t k;
+
+		json_array_foreach(json_object_get(job, "culprits"), k, c)
+		{
+			const char *sha =
+			    json_string_value(json_object_get(c, "commit"));
+			const char *dir = json_string_value(
+			    json_object_get(c, "direction"));
+
+			if (sha == NULL)
+				continue;
+			snprintf(change, sizeof(change), "%+.2f%%",
+				 json_number_value(
+				     json_object_get(c, "change_pct")));
+			json_array_append_new(
+			    list,
+			    json_pack("{s:o,s:o,s:s?,s:s,s:s,s:b}", "short",
+				      short_sha(sha), "link",
+				      commit_link(web_url, sha), "subject",
+				      json_string_value(
+					  json_object_get(c, "subject")),
+				      "direction", dir ? dir : "change",
+				      "change", change, "confirmed",
+				      json_is_true(
+					  json_object_get(c, "confirmed"))));
+		}
+		json_object_set_new(ctx, "changes", list);
+		json_object_set_new(ctx, "several_changes", json_true());
 	}
 	if (json_is_number(json_object_get(job, "p_value"))) {
 		snprintf(change, sizeof(change), "%.3g",
