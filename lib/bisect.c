@@ -748,10 +748,11 @@ static int finish_segment(struct engine *e, struct segment *s)
 		cul->confidence = 0;
 	if (e->opts->confirm)
 		cul->confidence *= cul->confirmed ? 1.0 - cul->p_value : 0.5;
-	/* Its direction is its own change's (confirmation runs when there
-	 * are), never the endpoints'. */
-	cul->regression = (cul->change_pct != 0 ? cul->change_pct < 0
-						: direction < 0) ==
+	/* Its direction is its own change's, never the endpoints': the
+	 * one its confirmation showed, else the sign of its estimate. */
+	cul->regression = (cul->confirmed || cul->change_pct == 0
+				   ? direction < 0
+				   : cul->change_pct < 0) ==
 			  e->opts->higher_is_better;
 	out->culprit_count++;
 	return 1;
@@ -1333,7 +1334,8 @@ enum probe_state { PROBE_MORE, PROBE_FLAT, PROBE_OUTSIDE };
  * Replays the looks at probe `c` (after step_runs_min, twice and four
  * times as many runs, at most runs_max): outside when its location (the
  * mean of its runs winsorised CLIP_BEYOND sds around their median, so
- * one outlier cannot decide) is Z_NEITHER standard errors beyond both
+ * one outlier cannot decide) is Z_NEITHER standard errors (its tail as
+ * a t quantile with the noise's degrees of freedom) beyond both
  * endpoint levels on the same side, and at least half of min_change_pct
  * from the nearer; flat when it is within Z_PROBE_FLAT of one level,
  * between them, or at the last look; else more runs.
@@ -1348,6 +1350,14 @@ static enum probe_state probe_look(struct engine *e, const struct level *lg,
 	double base = lg->mean != 0.0 ? fabs(lg->mean) : fabs(lb->mean);
 	double margin = base * o->min_change_pct / 100.0 / 2;
 	size_t look = o->step_runs_min, last = 4 * o->step_runs_min, n;
+	/* Z_NEITHER's tail, for a noise known from the endpoints' few
+	 * runs: a t quantile, so a short range's probes are not split on
+	 * an sd that came out low. */
+	double outside =
+		e->sigma_dof > 0
+			? gsl_cdf_tdist_Qinv(gsl_cdf_ugaussian_Q(Z_NEITHER),
+					     (double)e->sigma_dof)
+			: Z_NEITHER;
 
 	if (last > o->runs_max)
 		last = o->runs_max;
@@ -1384,8 +1394,8 @@ static enum probe_state probe_look(struct engine *e, const struct level *lg,
 		zg = (loc - lg->mean) / se;
 		se = e->sigma * sqrt(1.0 / (double)n + 1.0 / (double)lb->n);
 		zb = (loc - lb->mean) / se;
-		if (((zg > Z_NEITHER && zb > Z_NEITHER) ||
-		     (zg < -Z_NEITHER && zb < -Z_NEITHER)) &&
+		if (((zg > outside && zb > outside) ||
+		     (zg < -outside && zb < -outside)) &&
 		    near >= margin)
 			return PROBE_OUTSIDE;
 		if ((zg > 0) != (zb > 0) || fabs(zg) < Z_PROBE_FLAT ||

@@ -124,6 +124,18 @@ def uploads_say_how_many_builds_they_cost(env):
            200, "upload with builds")
         eq(svc.api.ok("GET", "/api/v1/jobs/%d" % job["id"])["builds"], 2,
            "the job's builds")
+        # The endpoints are the same: the commits between are probed
+        # (opposite changes could cancel) before the job ends.
+        for _ in range(10):
+            if svc.api.ok("GET", "/api/v1/jobs/%d" % job["id"])["state"] == "done":
+                break
+            probe = w.ok("POST", "/api/v1/workers/%d/claim" % wid)["task"]
+            eq(probe["job"], job["id"], "a probe of the first job")
+            eq(w.call("POST", "/api/v1/tasks/%d/result" % probe["id"],
+                      {"lease": probe["lease"], "builds": 0,
+                       "runs": [dict(run, commit_index=c["index"])
+                                for c in probe["commits"] for _ in range(c["runs"])]})[0],
+               200, "probe upload")
         # An older worker says nothing: its task counts no build.
         older = svc.submit({"repo": P + "up", "testcase": P + "up-tc", "good": shas[1],
                             "bad": shas[-1]})
