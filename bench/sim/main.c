@@ -400,7 +400,7 @@ static void usage(FILE *out)
 	fputs(
 	    "usage: statbisect-sim [--commits N] [--topology linear|merges]\n"
 	    "         [--noise gaussian|lognormal|bimodal|outliers|drift|"
-	    "t3|quantized]\n"
+	    "t3|quantized|modes]\n"
 	    "         [--effect E] [--changes K [--opposite"
 	    " [--opposite-ratio Q]]] [--skip-rate R]"
 	    " [--trials T] [--seed S]\n"

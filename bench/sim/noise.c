@@ -11,9 +11,15 @@
 #define DRIFT_AMPLITUDE 0.5
 #define DRIFT_PERIOD 200.0
 #define QUANTUM 0.5
+/* modes: the slow mode's factor, its share of the runs in the long run
+ * and the mean length of a slow stretch, in runs. */
+#define MODES_SLOWDOWN 1.5
+#define MODES_SLOW_SHARE 0.3
+#define MODES_SLOW_STRETCH 10.0
 
 static const char *const noise_names[] = {
-    "gaussian", "lognormal", "bimodal", "outliers", "drift", "t3", "quantized",
+    "gaussian", "lognormal", "bimodal",	  "outliers",
+    "drift",	"t3",	     "quantized", "modes",
 };
 
 int noise_parse(enum noise_model *out, const char *name)
@@ -48,6 +54,35 @@ static double outlier_variance(void)
 	return OUTLIER_PROBABILITY * OUTLIER_SCALE * OUTLIER_SCALE - m * m;
 }
 
+/* The modes model's sd in units of sd, at the base level of 100 sd (higher
+ * is better: the slow mode divides by MODES_SLOWDOWN). */
+static double modes_sd(void)
+{
+	double p = MODES_SLOW_SHARE, f = 1.0 / MODES_SLOWDOWN;
+	double gap = 100.0 * (1.0 - f);
+
+	return sqrt((1 - p) + p * f * f + p * (1 - p) * gap * gap);
+}
+
+/* The mode of the next run: the first from the long-run share, then a
+ * switch with the probability that gives slow stretches of
+ * MODES_SLOW_STRETCH runs on average and MODES_SLOW_SHARE in all. */
+static bool modes_next(struct noise *noise)
+{
+	double leave_slow = 1.0 / MODES_SLOW_STRETCH;
+	double enter_slow =
+	    leave_slow * MODES_SLOW_SHARE / (1.0 - MODES_SLOW_SHARE);
+	double u = gsl_rng_uniform(noise->rng);
+
+	if (noise->runs == 0)
+		noise->slow = u < MODES_SLOW_SHARE;
+	else if (noise->slow)
+		noise->slow = u >= leave_slow;
+	else
+		noise->slow = u < enter_slow;
+	return noise->slow;
+}
+
 double noise_total_sd(enum noise_model model, double sd)
 {
 	switch (model) {
@@ -55,6 +90,8 @@ double noise_total_sd(enum noise_model model, double sd)
 		return sd * sqrt(1.0 + outlier_variance());
 	case NOISE_QUANTIZED:
 		return sd * sqrt(1.0 + QUANTUM * QUANTUM / 12.0);
+	case NOISE_MODES:
+		return sd * modes_sd();
 	default:
 		return sd;
 	}
@@ -82,8 +119,19 @@ double noise_sample(struct noise *noise, double level)
 {
 	gsl_rng *rng = noise->rng;
 	double sd = noise->sd, worse = noise->higher_is_better ? -1 : 1;
-	double t = (double)noise->runs++, v, drift_var;
+	double t = (double)noise->runs, v, drift_var;
+	bool slow;
 
+	if (noise->model == NOISE_MODES) {
+		slow = modes_next(noise);
+		noise->runs++;
+		v = level + gsl_ran_gaussian(rng, sd);
+		if (!slow)
+			return v;
+		return noise->higher_is_better ? v / MODES_SLOWDOWN
+					       : v * MODES_SLOWDOWN;
+	}
+	noise->runs++;
 	switch (noise->model) {
 	case NOISE_LOGNORMAL:
 		return level + sd * noise_lognormal(rng);

@@ -25,6 +25,18 @@
  *  quantized  the measured value (level plus N(0, sd)) rounded to a
  *             multiple of 0.5 sd; the rounding adds sd^2 / 48 of
  *             variance.
+ *  modes      a machine whose CPUs switch between a fast and a slow mode:
+ *             in the fast mode a run measures level plus N(0, sd); in
+ *             the slow mode the benchmark takes 1.5 times as long (a
+ *             lower-is-better KPI is multiplied by 1.5, a higher-is-better
+ *             one divided by it, noise included).  The mode is a
+ *             two-state Markov chain over the trial's run counter t (as
+ *             drift): 30% of the runs in the slow mode in the long run,
+ *             in stretches of 10 runs on average (fast stretches: 23.3),
+ *             the first run's mode drawn from that 30%.  Not mean 0: the
+ *             slow runs are 50% of the level away, so the total sd at the
+ *             base level 1000 (100 sd) is about 15 sd; the effect stays
+ *             in units of the fast mode's sd.
  */
 #ifndef STATBISECT_SIM_NOISE_H
 #define STATBISECT_SIM_NOISE_H
@@ -40,6 +52,7 @@ enum noise_model {
 	NOISE_DRIFT,
 	NOISE_T3,
 	NOISE_QUANTIZED,
+	NOISE_MODES,
 };
 
 struct noise {
@@ -47,6 +60,7 @@ struct noise {
 	double sd;
 	bool higher_is_better; /* a slowdown lowers the KPI */
 	double drift_phase;    /* radians */
+	bool slow;	       /* modes: the machine is in its slow mode */
 	unsigned long runs;    /* runs drawn so far in the trial */
 	gsl_rng *rng;	       /* borrowed */
 };

@@ -26,7 +26,7 @@ SEED=${SEED:-1}
 JOBS=${JOBS:-2}
 
 strategies="engine oracle pinpoint lkp git-bisect"
-noises="gaussian lognormal bimodal outliers drift t3 quantized"
+noises="gaussian lognormal bimodal outliers drift t3 quantized modes"
 
 # One line per run: name|options.  The slow ones first, so that the
 # workers finish together.
@@ -138,7 +138,12 @@ How the engine compares with the published tools on simulated ranges:
   5 sin(2 pi t / 200 + phase), t counting every run of the trial in the
   order made, a random phase per trial, plus Gaussian noise of sd 9.35 so
   that the total is 10); `t3` (Student's t, 3 degrees of freedom, scaled
-  to sd 10); `quantized` (Gaussian values rounded to multiples of 5).
+  to sd 10); `quantized` (Gaussian values rounded to multiples of 5);
+  `modes` (a machine whose CPUs switch between a fast mode, Gaussian with
+  sd 10, and a slow one in which the benchmark takes 1.5 times as long:
+  30% of the runs in slow stretches of 10 runs on average, a two-state
+  Markov chain over the trial's runs in the order made; the effect stays
+  in units of the fast mode's sd).
 - **Failed builds**: with `--skip-rate R` each commit but the endpoints
   fails to build with probability R; no run of it can be made.  An engine
   request for one is a bug, counted as `bad_requests`.
