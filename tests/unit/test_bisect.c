@@ -2422,9 +2422,124 @@ static void test_bisect__verdict_always_names_confirmed_culprit(void **state)
 	}
 }
 
+/*
+ * Issue 10: a machine whose CPUs switch between a fast mode and a mode
+ * about 50% slower, about 30% of the runs in slow stretches.  `runs` runs
+ * of each endpoint, interleaved (good, bad, ...) so that both see the same
+ * modes, of a lower-is-better time: fast runs level * (1 + N(0, 0.01)),
+ * slow runs 1.5 times that.  The slow stretches last 10 runs on average
+ * (a two-state Markov chain over the runs in the order made).
+ */
+static void modes_endpoints(double *good, double *bad, size_t runs,
+			    double good_level, double bad_level,
+			    unsigned long seed)
+{
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	double leave_slow = 0.1, enter_slow = 0.1 * 0.3 / 0.7;
+	bool slow;
+	size_t i, k;
+
+	assert_non_null(rng);
+	gsl_rng_set(rng, seed);
+	slow = gsl_rng_uniform(rng) < 0.3;
+	for (i = 0; i < runs; i++) {
+		for (k = 0; k < 2; k++) {
+			double level = k == 0 ? good_level : bad_level;
+			double v = level * (1 + gsl_ran_gaussian(rng, 0.01));
+
+			(k == 0 ? good : bad)[i] = slow ? 1.5 * v : v;
+			if (gsl_rng_uniform(rng) <
+			    (slow ? leave_slow : enter_slow))
+				slow = !slow;
+		}
+	}
+	gsl_rng_free(rng);
+}
+
+#define MODES_RUNS 400
+
+static void test_bisect__two_mode_noise_endpoints_are_decided(void **state)
+{
+	static double good[MODES_RUNS], bad[MODES_RUNS];
+	struct bisect_commit commits[2];
+	struct bisect_options opts;
+	struct bisect_result res;
+	struct stats_test welch, mwu;
+	const size_t parent = 0;
+
+	(void)state;
+	/* Medians about 12.0 vs 12.6, as the issue's 12.02 vs 12.60. */
+	modes_endpoints(good, bad, MODES_RUNS, 12.0, 12.6, 10);
+	memset(commits, 0, sizeof(commits));
+	commits[0].values = good;
+	commits[0].value_count = MODES_RUNS;
+	commits[1].values = bad;
+	commits[1].value_count = MODES_RUNS;
+	commits[1].parents = &parent;
+	commits[1].parent_count = 1;
+	bisect_options_init(&opts, false);
+	opts.runs_max = MODES_RUNS;
+	opts.confirm = false;
+	/* The case of the issue: the slow runs swamp Welch's t (not
+	 * significant at alpha over the 12 looks that runs 5..400 allow)
+	 * while the ranks see the change plainly. */
+	assert_int_equal(stats_welch_t(&welch, good, MODES_RUNS, bad,
+				       MODES_RUNS),
+			 0);
+	assert_int_equal(stats_mann_whitney(&mwu, good, MODES_RUNS, bad,
+					    MODES_RUNS),
+			 0);
+	print_message("two modes: medians %.3f vs %.3f, Welch p %.3g, "
+		      "Mann-Whitney p %.3g\n",
+		      stats_median(good, MODES_RUNS),
+		      stats_median(bad, MODES_RUNS), welch.p_value,
+		      mwu.p_value);
+	assert_true(welch.p_value > opts.alpha / 12);
+	assert_true(mwu.p_value < 1e-9);
+	assert_int_equal(bisect_step(&res, NULL, commits, 2, &opts), 0);
+	assert_int_equal(res.verdict, BISECT_REGRESSION);
+	assert_int_equal(res.culprit_count, 1);
+	assert_int_equal(res.culprits[0].commit, 1);
+}
+
+/* The same machine with no change: never a culprit. */
+static void test_bisect__two_mode_noise_without_change_names_none(
+    void **state)
+{
+	static double good[MODES_RUNS], bad[MODES_RUNS];
+	struct bisect_commit commits[2];
+	struct bisect_options opts;
+	struct bisect_result res;
+	const size_t parent = 0;
+	unsigned long seed;
+
+	(void)state;
+	for (seed = 1; seed <= 20; seed++) {
+		modes_endpoints(good, bad, MODES_RUNS, 12.0, 12.0, seed);
+		memset(commits, 0, sizeof(commits));
+		commits[0].values = good;
+		commits[0].value_count = MODES_RUNS;
+		commits[1].values = bad;
+		commits[1].value_count = MODES_RUNS;
+		commits[1].parents = &parent;
+		commits[1].parent_count = 1;
+		bisect_options_init(&opts, false);
+		opts.runs_max = MODES_RUNS;
+		opts.confirm = false;
+		assert_int_equal(bisect_step(&res, NULL, commits, 2, &opts),
+				 0);
+		assert_true(res.verdict == BISECT_NO_CHANGE ||
+			    res.verdict == BISECT_INCONCLUSIVE);
+		assert_int_equal(res.culprit_count, 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_bisect__two_mode_noise_endpoints_are_decided),
+	    cmocka_unit_test(
+		test_bisect__two_mode_noise_without_change_names_none),
 	    cmocka_unit_test(
 		test_bisect__options_init_gives_documented_defaults),
 	    cmocka_unit_test(
