@@ -25,10 +25,11 @@
  * ends differ at this level: a search there names a culprit, and the
  * culprit's confirmation may reuse the very runs that opened the part. */
 #define ALPHA_PART 0.001
-/* Mann-Whitney must agree with Welch at this level on the endpoints. */
-#define ALPHA_RANK_AGREE 0.01
 /* The endpoint runs grow by this factor from one look to the next. */
 #define LOOK_GROWTH 1.5
+/* On the endpoints, Mann-Whitney must agree with a Welch's t that decides
+ * at this level. */
+#define ALPHA_RANK_AGREE 0.01
 /* Standardised runs are clipped this far beyond a level (in sds), so that
  * one outlier cannot decide a classification. */
 #define CLIP_BEYOND 2.5
@@ -322,23 +323,37 @@ static size_t look_count(const struct bisect_options *o)
 }
 
 /*
- * Good vs bad: different when Welch's t and Mann-Whitney U both reject at
- * alpha / looks (repeated looks must not add up to more false alarms than
- * alpha) and the change is not provably smaller than min_change_pct; same
- * when two one-sided tests put it within min_change_pct.
+ * Good vs bad: different when either of two tests rejects at alpha / 2 /
+ * looks (two tests, and repeated looks, must not add up to more false
+ * alarms than alpha), and the change is not provably smaller than
+ * min_change_pct; same when two one-sided tests put it within
+ * min_change_pct.  The two tests:
+ *  - Welch's t, with Mann-Whitney's U agreeing at ALPHA_RANK_AGREE, so
+ *    that a few outliers cannot make a difference.  It decides a clear
+ *    change on five runs a side, where U cannot go below 0.008.
+ *  - Mann-Whitney's U, with Welch's t moving the same way.  On a machine
+ *    that runs a share of the runs in a much slower mode, the slow runs
+ *    swamp the variance of the means (Welch's p stays near 0.01 where
+ *    the ranks give 1e-12, issue 10), while the ranks compare fast runs
+ *    with fast and slow with slow.  With no change both samples have one
+ *    distribution, and U's error bound holds whatever its shape.  A change
+ *    the ranks see that moves the means the other way has no one
+ *    direction, and stays unknown.
  */
 static enum comparison compare_endpoints(struct engine *e, double *p_out)
 {
 	const struct bisect_options *o = e->opts;
 	const struct bisect_commit *a = &e->commits[0];
 	const struct bisect_commit *b = &e->commits[e->count - 1];
-	double alpha = o->alpha / (double)look_count(o);
+	double alpha = o->alpha / 2 / (double)look_count(o);
 	struct stats_test welch, mwu, tost, below;
 	double ma = stats_mean(a->values, a->value_count);
 	double mb = stats_mean(b->values, b->value_count);
 	double base = ma != 0.0 ? fabs(ma) : fabs(mb);
 	double margin = base * o->min_change_pct / 100.0;
+	double u_mid = (double)a->value_count * (double)b->value_count / 2;
 	const struct bisect_commit *big = a, *small = b;
+	bool by_means, by_ranks;
 
 	*p_out = 1.0;
 	if (stats_welch_t(&welch, a->values, a->value_count, b->values,
@@ -346,10 +361,13 @@ static enum comparison compare_endpoints(struct engine *e, double *p_out)
 	    stats_mann_whitney(&mwu, a->values, a->value_count, b->values,
 			       b->value_count) < 0)
 		return CMP_UNKNOWN;
+	by_means = welch.p_value < alpha && mwu.p_value < ALPHA_RANK_AGREE;
+	by_ranks = mwu.p_value < alpha &&
+		   (mwu.statistic - u_mid) * welch.statistic > 0;
 	*p_out = welch.p_value > mwu.p_value ? welch.p_value : mwu.p_value;
-	/* Welch's t carries the error bound; Mann-Whitney must agree, at a
-	 * fixed level, so that a few outliers cannot make a difference. */
-	if (welch.p_value < alpha && mwu.p_value < ALPHA_RANK_AGREE) {
+	if (by_ranks && !by_means)
+		*p_out = mwu.p_value;
+	if (by_means || by_ranks) {
 		/* Not significantly below the margin: |mb - ma| < margin is
 		 * rejected only if the one-sided test says so. */
 		int rc = mb > ma ? stats_welch_t_one_sided(
