@@ -705,6 +705,70 @@ static void culprit_estimate(struct engine *e, struct bisect_culprit *cul)
 	cul->change_ci95_hi = est.ci95_hi;
 }
 
+/* Calibration of a culprit's confidence (culprit_confidence): the search's
+ * summed error bounds count twice, and the fresh runs' log likelihood ratio
+ * half.  Both bounds and ratio assume normal noise; with heavy tails
+ * (lognormal, outliers, drift in the simulator) the search errs more often
+ * than its bounds say and a few fresh runs look more decisive than they
+ * are, and these two factors bring every confidence bin's hit rate within
+ * two points of its confidence or above it (docs/BISECTION.md). */
+#define CONFIDENCE_ERROR_SCALE 2.0
+#define CONFIDENCE_LR_WEIGHT 0.5
+
+/*
+ * The probability that `cul` is a culprit: that its parent and it sit at
+ * the two levels the search found, `delta` apart in `direction`, rather
+ * than at one level.  The search's decisions give the prior: `error`, the
+ * sum of their error bounds exp(-|llr|), is about the chance that one of
+ * them went wrong (exp(-error), about the product of the chances that
+ * each went right, is taken as the prior probability, so it never drops
+ * to 0 however many steps there were).  The fresh confirmation runs, which
+ * the search never saw, multiply the odds by their likelihood ratio: the
+ * difference of their medians, normal with the pooled noise, around delta
+ * if the commit is the culprit, around 0 if not.  docs/BISECTION.md shows
+ * in the simulator how well it is calibrated.
+ */
+static double culprit_confidence(struct engine *e,
+				 const struct bisect_culprit *cul,
+				 const struct segment *s, double direction,
+				 double delta)
+{
+	const struct bisect_commit *p = &e->commits[cul->parent];
+	const struct bisect_commit *c = &e->commits[cul->commit];
+	double err = s->error > 1e-12 ? s->error : 1e-12;
+	double log_odds;
+
+	err *= CONFIDENCE_ERROR_SCALE;
+	/* A part opened by a split or a follow-up may hold no change at all
+	 * (its opening test is not among the error bounds): its culprit is
+	 * a priori no likelier than not. */
+	if (s->split && err < M_LN2)
+		err = M_LN2;
+	/* log of the prior odds exp(-err) / (1 - exp(-err)) */
+	log_odds = -err - log(-expm1(-err));
+
+	if (e->opts->confirm && p->confirm_count > 0 &&
+	    c->confirm_count > 0 && delta > 0 && e->sigma > 0) {
+		/* Medians, so that one outlier among a few fresh runs
+		 * cannot fake a change; their variance is taken as pi/2
+		 * times the mean's (its large-sample value, above the
+		 * small-sample one: the odds lean low, never high). */
+		double d = direction *
+			   (stats_median(c->confirm_values, c->confirm_count) -
+			    stats_median(p->confirm_values, p->confirm_count));
+		double se2 = M_PI / 2 * square(e->sigma) *
+			     (1.0 / (double)c->confirm_count +
+			      1.0 / (double)p->confirm_count);
+
+		if (isfinite(d))
+			log_odds += CONFIDENCE_LR_WEIGHT *
+				    (d * delta - delta * delta / 2) / se2;
+	}
+	if (log_odds > 700)
+		return 1.0;
+	return 1.0 / (1.0 + exp(-log_odds));
+}
+
 /* Records the culprit that ends segment `s` and confirms it.  Returns 1
  * when done with it, 0 when runs were requested, -2 out of memory. */
 static int finish_segment(struct engine *e, struct segment *s)
@@ -761,11 +825,7 @@ static int finish_segment(struct engine *e, struct segment *s)
 		}
 	}
 	culprit_estimate(e, cul);
-	cul->confidence = 1.0 - s->error;
-	if (cul->confidence < 0)
-		cul->confidence = 0;
-	if (e->opts->confirm)
-		cul->confidence *= cul->confirmed ? 1.0 - cul->p_value : 0.5;
+	cul->confidence = culprit_confidence(e, cul, s, direction, delta);
 	/* Its direction is its own change's, never the endpoints': the
 	 * one its confirmation showed, else the sign of its estimate. */
 	cul->regression = (cul->confirmed || cul->change_pct == 0
@@ -1215,10 +1275,16 @@ static int search(struct engine *e, struct segment *stack, size_t *depth)
 			/* The evidence stays weak: the nearer level. */
 			double m = values_mean(c->values, c->value_count);
 
+			double toward;
+
 			dec = fabs(m - high.mean) < fabs(m - low.mean)
 				      ? DECIDE_HIGH
 				      : DECIDE_LOW;
-			llr = 0;
+			/* Its error (for the confidence) is the chance of
+			 * the other level, 1 / (1 + exp(llr towards this
+			 * one)), not a bound of 1 whatever the runs say. */
+			toward = dec == DECIDE_HIGH ? llr : -llr;
+			llr = toward > 30 ? toward : log1p(exp(toward));
 		}
 		if (dec == DECIDE_NONE) {
 			size_t level_commit, level_n;

@@ -29,8 +29,10 @@
  *     in two, so every change point is found.
  *  3. Each culprit is confirmed against its parent with fresh interleaved
  *     runs before it is reported (a culprit the fresh runs refute is not
- *     named beside a confirmed one); the confidence combines the error
- *     bounds of the steps that led to it with the confirmation test.
+ *     named beside a confirmed one); the confidence is the probability
+ *     that it is the culprit: the search's error bounds give the prior
+ *     odds, the fresh runs' likelihood ratio (a change of the size found
+ *     against none) updates them.
  *     Then the commits the search put at each level are checked for a
  *     change it stepped over, and any found is searched too.
  *  4. When the endpoints are the same, up to `probes` interior commits
@@ -120,7 +122,8 @@ struct bisect_culprit {
 				the parent has no run */
 	double change_ci95_lo, change_ci95_hi; /* its 95% interval, or NaN */
 	double p_value;      /* of that difference (one-sided Welch) */
-	double confidence;   /* 0..1 that this commit is a culprit */
+	double confidence;   /* probability (0..1) that this commit is a
+				culprit, calibrated in the simulator */
 	bool confirmed;      /* fresh interleaved runs agreed */
 	bool regression;     /* its own change worsens the KPI (the
 				direction of its own change, never the

@@ -142,6 +142,9 @@ static int engine_outcome(struct sim_outcome *out,
 		if ((error =
 			 sim_outcome_add(out, cu->commit, amb, amb_count)) < 0)
 			return error;
+		if (out->culprit_count > 0)
+			out->culprits[out->culprit_count - 1].confidence =
+			    cu->confidence;
 	}
 	return 0;
 }
@@ -185,11 +188,13 @@ static void engine_trace(const struct sim_trial *trial,
 	for (i = 0; i < res->culprit_count; i++) {
 		const struct bisect_culprit *c = &res->culprits[i];
 
-		fprintf(stderr, " %zu<-%zu %s p=%.2g %+.2f%% (%zu/%zu runs)",
+		fprintf(stderr,
+			" %zu<-%zu %s p=%.2g %+.2f%% (%zu/%zu runs) "
+			"confidence %.6f",
 			c->commit, c->parent,
 			c->confirmed ? "confirmed" : "unconfirmed", c->p_value,
 			c->change_pct, trial->confirm[c->commit].count,
-			trial->confirm[c->parent].count);
+			trial->confirm[c->parent].count, c->confidence);
 	}
 	if (res->reason != NULL)
 		fprintf(stderr, " (%s)", res->reason);

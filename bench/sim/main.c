@@ -30,6 +30,8 @@
 
 #include "sim.h"
 
+#define SIM_CAL_BINS 7
+
 static const char *const strategy_names[] = {
     "engine", "git-bisect", "lkp", "pinpoint", "oracle",
 };
@@ -47,6 +49,16 @@ struct totals {
 	double endpoint_runs, step_runs, confirm_runs;
 	const char *failure;
 	char detail[200];
+	/* Calibration: the culprits named with a confidence, binned by it;
+	 * per bin how many, their confidences summed, how many were right
+	 * (a change commit, or an ambiguous set holding one). */
+	size_t cal_count[SIM_CAL_BINS], cal_right[SIM_CAL_BINS];
+	double cal_confidence[SIM_CAL_BINS];
+};
+
+/* Lower edges of the calibration bins; the last runs to 1 inclusive. */
+static const double cal_edges[SIM_CAL_BINS + 1] = {
+    0, 0.5, 0.8, 0.9, 0.95, 0.99, 0.999, 1,
 };
 
 static uint64_t splitmix64(uint64_t x)
@@ -201,6 +213,22 @@ static void score(struct totals *tot, const struct sim_trial *t,
 			tot->skipped_culprit++;
 			break;
 		}
+	}
+	for (c = 0; c < out->culprit_count; c++) {
+		const struct sim_culprit *cu = &out->culprits[c];
+		bool right = false;
+		size_t bin = 0;
+
+		if (!isfinite(cu->confidence))
+			continue;
+		for (k = 0; k < t->change_count && !right; k++)
+			right = culprit_matches(out, cu, t->changes[k]);
+		while (bin + 1 < SIM_CAL_BINS &&
+		       cu->confidence >= cal_edges[bin + 1])
+			bin++;
+		tot->cal_count[bin]++;
+		tot->cal_right[bin] += right;
+		tot->cal_confidence[bin] += cu->confidence;
 	}
 	if (t->change_count == 0) {
 		if (out->verdict == SIM_CHANGE || out->culprit_count > 0)
@@ -385,6 +413,35 @@ static int print_json(const struct sim_config *cfg, struct totals *tot)
 	if (tot->failure != NULL)
 		json_object_set_new(o, "first_failure",
 				    json_string(tot->detail));
+	{
+		/* Per confidence bin of the culprits named: how many, their
+		 * mean confidence, and the fraction that was right. */
+		json_t *bins = json_array();
+		size_t b, named = 0;
+
+		for (b = 0; b < SIM_CAL_BINS; b++) {
+			size_t k = tot->cal_count[b];
+
+			named += k;
+			json_array_append_new(
+			    bins,
+			    json_pack("{s:f,s:f,s:I,s:o,s:o}", "lo",
+				      cal_edges[b], "hi", cal_edges[b + 1],
+				      "culprits", (json_int_t)k,
+				      "confidence_mean",
+				      k ? json_real(tot->cal_confidence[b] /
+						    (double)k)
+					: json_null(),
+				      "right",
+				      k ? json_real((double)tot->cal_right[b] /
+						    (double)k)
+					: json_null()));
+		}
+		if (named > 0)
+			json_object_set_new(o, "calibration", bins);
+		else
+			json_decref(bins);
+	}
 	text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6) |
 				 (cfg->json ? JSON_COMPACT : JSON_INDENT(2)));
 	json_decref(o);

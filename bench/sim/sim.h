@@ -100,6 +100,7 @@ struct sim_culprit {
 	size_t commit;
 	size_t ambiguous_first; /* into sim_outcome.ambiguous */
 	size_t ambiguous_count; /* 0: exactly `commit` */
+	double confidence;	/* the strategy's, or NaN when it gives none */
 };
 
 struct sim_outcome {

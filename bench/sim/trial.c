@@ -1,6 +1,7 @@
 /*
  * The pieces every strategy shares: runs, culprits and search segments.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,7 @@ int sim_outcome_add(struct sim_outcome *out, size_t commit,
 		return 0; /* more than any trial plants: all wrong anyway */
 	c = &out->culprits[out->culprit_count++];
 	c->commit = commit;
+	c->confidence = NAN;
 	c->ambiguous_first = out->ambiguous_used;
 	c->ambiguous_count = count > 1 ? count : 0;
 	if (count <= 1)

@@ -1737,6 +1737,45 @@ static void test_bisect__clear_step_is_confirmed_with_confidence(void **state)
 	sim_free(s);
 }
 
+/*
+ * A long search whose steps often end at runs_max with weak evidence adds
+ * up error bounds past 1; the culprit its confirmation then shows clearly
+ * is still right, and its confidence says so (it read 0.0% when the
+ * confidence was one minus the summed bounds).
+ */
+static void test_bisect__many_weak_steps_keep_a_confirmed_culprit_likely(
+    void **state)
+{
+	struct bisect_options opts;
+	size_t seed, checked = 0;
+
+	(void)state;
+	for (seed = 1; seed <= 4; seed++) {
+		struct sim *s = sim_new(2048, 10.0, 7000 + seed);
+		const struct bisect_result *res;
+
+		/* runs_max 6 for a change of 2 sd: steps often stop at
+		 * runs_max undecided, each adding an error bound of 1. */
+		bisect_options_init(&opts, true);
+		opts.runs_min = 5;
+		opts.runs_max = 6;
+		opts.step_runs_min = 3;
+		opts.confirm_max = 64;
+		sim_step_at(s, 1500, -2.0);
+		res = sim_run(s, &opts);
+		if (res->verdict == BISECT_REGRESSION &&
+		    res->culprit_count == 1 &&
+		    res->culprits[0].commit == 1500 &&
+		    res->culprits[0].confirmed) {
+			assert_true(res->culprits[0].confidence > 0.5);
+			assert_true(res->confidence == res->culprits[0].confidence);
+			checked++;
+		}
+		sim_free(s);
+	}
+	assert_true(checked >= 2);
+}
+
 /* With confirmation off, no confirmation runs are asked for and the
  * culprit is reported unconfirmed. */
 static void test_bisect__confirm_off_asks_no_confirm_runs(void **state)
@@ -2594,6 +2633,8 @@ int main(void)
 		test_bisect__follow_up_does_not_open_a_part_on_weak_evidence),
 	    cmocka_unit_test(
 		test_bisect__clear_step_is_confirmed_with_confidence),
+	    cmocka_unit_test(
+		test_bisect__many_weak_steps_keep_a_confirmed_culprit_likely),
 	    cmocka_unit_test(test_bisect__confirm_off_asks_no_confirm_runs),
 	    cmocka_unit_test(
 		test_bisect__contradicted_culprit_is_never_reported_confirmed),
