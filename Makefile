@@ -37,7 +37,7 @@ PROGRAMS := bin/statbisect-server bin/statbisect-worker bin/statbisect-sim \
             $(if $(wildcard cli/main.c),bin/statbisect)
 
 .PHONY: all check unit integration contract run demo deps clean bench \
-        check-asan format compare compare-self
+        check-asan format format-check compare compare-self
 
 all: $(PROGRAMS)
 
@@ -101,6 +101,7 @@ contract: all
 	else echo "contract: ../shared/contract-check.py not present, skipped"; fi
 
 check: deps
+	$(MAKE) format-check
 	$(MAKE) all $(UNIT_TESTS)
 	bash scripts/run-unit $(UNIT_TESTS)
 	/usr/bin/python3 tests/integration/run.py
@@ -125,8 +126,20 @@ run: deps all
 demo: deps all
 	bash scripts/run demo
 
+# Every C file the project keeps is formatted by the checked-in
+# .clang-format; `make check` refuses a tree where one differs.
+FORMAT_SRC = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+CLANG_FORMAT ?= clang-format-14
+
 format:
-	clang-format -i lib/*.[ch] server/*.[ch] worker/*.[ch]
+	$(CLANG_FORMAT) -i $(FORMAT_SRC)
+
+format-check:
+	@bad=0; for f in $(FORMAT_SRC); do \
+	    $(CLANG_FORMAT) "$$f" | cmp -s - "$$f" || \
+	        { echo "format-check: $$f differs from .clang-format" \
+	               "(run make format)"; bad=1; }; \
+	done; exit $$bad
 
 clean:
 	rm -rf build build-asan bin

@@ -132,7 +132,8 @@ static void run_until(struct bisect_result *res, struct job *job,
 
 /* The same call CALLS times: median and 95th percentile in us. */
 static void time_calls(double *median, double *p95, struct bisect_result *res,
-		       const struct job *job, const struct bisect_options *opts)
+		       const struct job *job,
+		       const struct bisect_options *opts)
 {
 	double times[CALLS];
 	struct timespec t0, t1;
@@ -158,8 +159,8 @@ static void print_state(const struct job *job, const struct dag *dag,
 	printf("decision_%sstate: %zu commits, %zu merges, %zu tested, "
 	       "%zu runs, verdict %s\n",
 	       prefix, (size_t)COMMITS,
-	       dag->parent_first[COMMITS] - (COMMITS - 1),
-	       tested(job->search), job->runs,
+	       dag->parent_first[COMMITS] - (COMMITS - 1), tested(job->search),
+	       job->runs,
 	       res->verdict == BISECT_PENDING
 		   ? "pending"
 		   : bisect_verdict_name(res->verdict));

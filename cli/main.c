@@ -17,9 +17,9 @@
 #include "remote.h"
 
 enum cli_exit {
-	CLI_EXIT_GOOD = 0,       /* no change, improvement, or success */
+	CLI_EXIT_GOOD = 0,	 /* no change, improvement, or success */
 	CLI_EXIT_REGRESSION = 1, /* the verdict is a regression */
-	CLI_EXIT_TROUBLE = 2,    /* error, inconclusive, failed, cancelled */
+	CLI_EXIT_TROUBLE = 2,	 /* error, inconclusive, failed, cancelled */
 };
 
 #define CLI_DEFAULT_SERVER "http://127.0.0.1:8080"
@@ -52,8 +52,8 @@ static void usage(FILE *out)
 		"       statbisect report JOB\n"
 		"       statbisect cancel JOB [--json]\n"
 		"options of every command:\n"
-		"  --server URL    the server (STATBISECT_SERVER; default "
-		CLI_DEFAULT_SERVER ")\n"
+		"  --server URL    the server (STATBISECT_SERVER; "
+		"default " CLI_DEFAULT_SERVER ")\n"
 		"  --token TOKEN   a bearer token (STATBISECT_TOKEN)\n"
 		"--wait follows the job, printing progress on standard error, "
 		"and ends\n"
@@ -142,9 +142,9 @@ static bool job_finished(json_t *job)
 {
 	const char *state = str_field(job, "state");
 
-	return state != NULL && (strcmp(state, "done") == 0 ||
-				 strcmp(state, "failed") == 0 ||
-				 strcmp(state, "cancelled") == 0);
+	return state != NULL &&
+	       (strcmp(state, "done") == 0 || strcmp(state, "failed") == 0 ||
+		strcmp(state, "cancelled") == 0);
 }
 
 /* The exit status a finished job stands for. */
@@ -209,17 +209,16 @@ static char *progress_line(json_t *job)
 		      "range for a change the search stepped over";
 	else if (phase != NULL && strcmp(phase, "confirming") == 0)
 		why = "; confirming with fresh runs";
-	if (asprintf(&line,
-		     "job %lld: %s, %lld commit%s tested, %lld run%s, "
-		     "range %.12s..%.12s%s%s",
-		     int_field(job, "id"),
-		     str_field(job, "state") ? str_field(job, "state") : "?",
-		     int_field(job, "commits_tested"),
-		     int_field(job, "commits_tested") == 1 ? "" : "s",
-		     int_field(job, "runs"),
-		     int_field(job, "runs") == 1 ? "" : "s",
-		     after ? after : "?", through ? through : "?", span,
-		     why) < 0)
+	if (asprintf(
+		&line,
+		"job %lld: %s, %lld commit%s tested, %lld run%s, "
+		"range %.12s..%.12s%s%s",
+		int_field(job, "id"),
+		str_field(job, "state") ? str_field(job, "state") : "?",
+		int_field(job, "commits_tested"),
+		int_field(job, "commits_tested") == 1 ? "" : "s",
+		int_field(job, "runs"), int_field(job, "runs") == 1 ? "" : "s",
+		after ? after : "?", through ? through : "?", span, why) < 0)
 		return NULL;
 	return line;
 }
@@ -260,7 +259,8 @@ static json_t *named_culprit(json_t *job)
 	{
 		const char *sha = str_field(c, "commit");
 
-		if (culprit != NULL && sha != NULL && strcmp(sha, culprit) == 0)
+		if (culprit != NULL && sha != NULL &&
+		    strcmp(sha, culprit) == 0)
 			return c;
 	}
 	return json_array_get(list, 0);
@@ -287,9 +287,8 @@ static void print_verdict(FILE *out, json_t *job)
 	} else if (culprit != NULL) {
 		put_clean(out, verdict);
 		fputs(": first ", out);
-		put_clean(out, strcmp(verdict, "regression") == 0
-				       ? "bad"
-				       : "changed");
+		put_clean(out, strcmp(verdict, "regression") == 0 ? "bad"
+								  : "changed");
 		fputs(" commit ", out);
 		put_clean(out, culprit);
 		if (str_field(first, "subject") != NULL) {
@@ -391,8 +390,8 @@ static int fetch_job(struct remote *remote, long long job_id, json_t **out,
 		*transient = reply.status == 502 || reply.status == 503 ||
 			     reply.status == 504;
 		*message = reply.status == 200
-				   ? strdup("the server's reply is not a job")
-				   : remote_error_message(&reply);
+			       ? strdup("the server's reply is not a job")
+			       : remote_error_message(&reply);
 		remote_reply_clear(&reply);
 		return -1;
 	}
@@ -493,12 +492,13 @@ static int cmd_submit(struct remote *remote, const struct cli_options *o)
 	if (reply.status != 201 || !json_is_object(job) ||
 	    !json_is_integer(json_object_get(job, "id"))) {
 		status = reply.status == 201
-				 ? fail("the server's reply is not a job")
-				 : reply_failed(&reply);
+			     ? fail("the server's reply is not a job")
+			     : reply_failed(&reply);
 		goto out;
 	}
-	fprintf(stderr, "job %lld submitted: %lld candidates, %s/api/v1/jobs/"
-			"%lld\n",
+	fprintf(stderr,
+		"job %lld submitted: %lld candidates, %s/api/v1/jobs/"
+		"%lld\n",
 		int_field(job, "id"), int_field(job, "candidates"),
 		remote_server_url(remote), int_field(job, "id"));
 	if (o->wait) {
@@ -585,21 +585,31 @@ static int cmd_cancel(struct remote *remote, const struct cli_options *o)
  * carry on. */
 static int parse_args(struct cli_options *o, int argc, char **argv)
 {
-	enum { OPT_REPO = 256, OPT_TESTCASE, OPT_GOOD, OPT_BAD, OPT_NOTIFY,
-	       OPT_WAIT, OPT_JSON, OPT_SERVER, OPT_TOKEN, OPT_POLL };
+	enum {
+		OPT_REPO = 256,
+		OPT_TESTCASE,
+		OPT_GOOD,
+		OPT_BAD,
+		OPT_NOTIFY,
+		OPT_WAIT,
+		OPT_JSON,
+		OPT_SERVER,
+		OPT_TOKEN,
+		OPT_POLL
+	};
 	static const struct option options[] = {
-		{"repo", required_argument, NULL, OPT_REPO},
-		{"testcase", required_argument, NULL, OPT_TESTCASE},
-		{"good", required_argument, NULL, OPT_GOOD},
-		{"bad", required_argument, NULL, OPT_BAD},
-		{"notify", required_argument, NULL, OPT_NOTIFY},
-		{"wait", no_argument, NULL, OPT_WAIT},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"server", required_argument, NULL, OPT_SERVER},
-		{"token", required_argument, NULL, OPT_TOKEN},
-		{"poll", required_argument, NULL, OPT_POLL},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"repo", required_argument, NULL, OPT_REPO},
+	    {"testcase", required_argument, NULL, OPT_TESTCASE},
+	    {"good", required_argument, NULL, OPT_GOOD},
+	    {"bad", required_argument, NULL, OPT_BAD},
+	    {"notify", required_argument, NULL, OPT_NOTIFY},
+	    {"wait", no_argument, NULL, OPT_WAIT},
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"server", required_argument, NULL, OPT_SERVER},
+	    {"token", required_argument, NULL, OPT_TOKEN},
+	    {"poll", required_argument, NULL, OPT_POLL},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *env;
 	bool submit;
@@ -700,8 +710,8 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 		return fail("--poll needs --wait");
 	if (o->server == NULL) {
 		env = getenv("STATBISECT_SERVER");
-		o->server = env != NULL && env[0] != '\0' ? env
-							  : CLI_DEFAULT_SERVER;
+		o->server =
+		    env != NULL && env[0] != '\0' ? env : CLI_DEFAULT_SERVER;
 	}
 	if (o->token == NULL) {
 		env = getenv("STATBISECT_TOKEN");

@@ -47,8 +47,8 @@ static bool url_ok(const char *url)
 	return true;
 }
 
-int remote_new(struct remote **out, const char *server_url,
-	       const char *token, char **err)
+int remote_new(struct remote **out, const char *server_url, const char *token,
+	       char **err)
 {
 	struct remote *remote = NULL;
 	char *auth = NULL;
@@ -143,7 +143,7 @@ int remote_call(struct remote *remote, const char *method, const char *path,
 		with_type = curl_slist_append(NULL, remote->headers->data);
 		if (with_type != NULL)
 			with_type = curl_slist_append(
-				with_type, "Content-Type: application/json");
+			    with_type, "Content-Type: application/json");
 		if (text == NULL || with_type == NULL)
 			goto oom;
 		headers = with_type;
@@ -184,8 +184,8 @@ int remote_call(struct remote *remote, const char *method, const char *path,
 		} else if (asprintf(err, "cannot reach %s: %s",
 				    remote->server_url,
 				    errbuf[0] != '\0'
-					    ? errbuf
-					    : curl_easy_strerror(rc)) < 0) {
+					? errbuf
+					: curl_easy_strerror(rc)) < 0) {
 			*err = NULL;
 		}
 		goto out;
@@ -230,8 +230,8 @@ static char *printable(const char *text, size_t max)
 		unsigned char c = (unsigned char)text[i];
 
 		copy[i] = c == '\n' || c == '\r' || c == '\t' ? ' '
-			  : c < 0x20 || c == 0x7f		 ? '?'
-								 : (char)c;
+			  : c < 0x20 || c == 0x7f	      ? '?'
+							      : (char)c;
 	}
 	copy[n] = '\0';
 	while (n > 0 && copy[n - 1] == ' ')
@@ -243,7 +243,7 @@ char *remote_error_message(const struct remote_reply *reply)
 {
 	json_t *error = json_object_get(reply->json, "error");
 	const char *message =
-		json_string_value(json_object_get(error, "message"));
+	    json_string_value(json_object_get(error, "message"));
 	char *clean, *out = NULL;
 
 	if (message != NULL)

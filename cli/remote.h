@@ -24,8 +24,8 @@ struct remote_reply {
  * sending `token`; both are copied.  Returns 0 with the client in *out, or
  * -1 with a malloc'd message in *err when the URL or token is unusable.
  */
-int remote_new(struct remote **out, const char *server_url,
-	       const char *token, char **err);
+int remote_new(struct remote **out, const char *server_url, const char *token,
+	       char **err);
 void remote_free(struct remote *remote);
 
 /*

@@ -79,12 +79,11 @@ const char *bisect_verdict_name(enum bisect_verdict verdict)
 
 const char *bisect_class_name(enum bisect_class cls)
 {
-	static const char *const names[] = {"untested",  "good",
-					    "bad",       "undecided",
-					    "skipped",   "neither"};
+	static const char *const names[] = {"untested",	 "good",    "bad",
+					    "undecided", "skipped", "neither"};
 
 	return (size_t)cls < sizeof(names) / sizeof(names[0]) ? names[cls]
-							       : "untested";
+							      : "untested";
 }
 
 /* A growable list of commit indices. */
@@ -159,7 +158,7 @@ struct engine {
 	struct idlist noise_commits;
 	struct bisect_set in_noise; /* the same, as a set */
 	double sigma;
-	size_t sigma_dof; /* its degrees of freedom */
+	size_t sigma_dof;      /* its degrees of freedom */
 	struct bisect_set all; /* every candidate */
 	size_t parts_pushed;   /* follow-up parts opened in this call */
 	size_t *chain;	       /* room for every commit: follow_up's chains */
@@ -181,8 +180,8 @@ static int level_of(struct level *out, struct engine *e,
 	/* The most recently classified commits only: they were measured
 	 * close in time to the commit under test, so a machine that drifts
 	 * slowly shifts both alike. */
-	size_t first = commits->n > LEVEL_RECENT ? commits->n - LEVEL_RECENT
-						 : 0;
+	size_t first =
+	    commits->n > LEVEL_RECENT ? commits->n - LEVEL_RECENT : 0;
 
 	for (i = first; i < commits->n; i++) {
 		const struct bisect_commit *c = &e->commits[commits->v[i]];
@@ -229,7 +228,7 @@ static void estimate_sigma(struct engine *e)
 
 	for (i = 0; i < e->noise_commits.n; i++) {
 		const struct bisect_commit *c =
-			&e->commits[e->noise_commits.v[i]];
+		    &e->commits[e->noise_commits.v[i]];
 		double med;
 
 		if (c->value_count < 2)
@@ -370,12 +369,14 @@ static enum comparison compare_endpoints(struct engine *e, double *p_out)
 	if (by_means || by_ranks) {
 		/* Not significantly below the margin: |mb - ma| < margin is
 		 * rejected only if the one-sided test says so. */
-		int rc = mb > ma ? stats_welch_t_one_sided(
-					   &below, b->values, b->value_count,
-					   a->values, a->value_count, -margin)
-				 : stats_welch_t_one_sided(
-					   &below, a->values, a->value_count,
-					   b->values, b->value_count, -margin);
+		int rc =
+		    mb > ma
+			? stats_welch_t_one_sided(&below, b->values,
+						  b->value_count, a->values,
+						  a->value_count, -margin)
+			: stats_welch_t_one_sided(&below, a->values,
+						  a->value_count, b->values,
+						  b->value_count, -margin);
 
 		if (fabs(mb - ma) >= margin ||
 		    !(rc == 0 && below.p_value < ALPHA_EQUIVALENCE))
@@ -441,8 +442,8 @@ static enum decision classify(struct engine *e, const struct level *low,
 	clip = fabs(d) / 2 + CLIP_BEYOND;
 	for (j = 0; j < total; j++) {
 		double x = j < c->value_count
-				   ? c->values[j]
-				   : c->confirm_values[j - c->value_count];
+			       ? c->values[j]
+			       : c->confirm_values[j - c->value_count];
 		double z = (x - half) / sigma, loc, se_low, se_high;
 		size_t n = j + 1;
 
@@ -455,13 +456,15 @@ static enum decision classify(struct engine *e, const struct level *low,
 			continue;
 		loc = half + sigma * zsum / (double)n;
 		se_low = sigma * sqrt(1.0 / (double)n + 1.0 / (double)low->n);
-		se_high = sigma * sqrt(1.0 / (double)n + 1.0 / (double)high->n);
+		se_high =
+		    sigma * sqrt(1.0 / (double)n + 1.0 / (double)high->n);
 		/* The likelihood ratio of the commit's location under each
 		 * level, the levels' own uncertainty included: with levels
 		 * known exactly this is d * (sum of z), and an estimate from
 		 * few runs cannot decide more than it knows. */
 		llr = (square(loc - low->mean) / square(se_low) -
-		       square(loc - high->mean) / square(se_high)) / 2 +
+		       square(loc - high->mean) / square(se_high)) /
+			  2 +
 		      log(se_low / se_high);
 		*llr_out = llr;
 		if (llr >= threshold &&
@@ -526,10 +529,10 @@ static bool firm_up_level(struct engine *e, const struct segment *s,
 /* Runs to add to a commit under test: about half of what the evidence
  * still missing would take on average, at least one. */
 static size_t more_step_runs(struct engine *e, const struct level *low,
-			     const struct level *high, double llr,
-			     size_t have)
+			     const struct level *high, double llr, size_t have)
 {
-	double threshold = log((1 - e->opts->step_alpha) / e->opts->step_alpha);
+	double threshold =
+	    log((1 - e->opts->step_alpha) / e->opts->step_alpha);
 	double d = e->sigma > 0 ? (high->mean - low->mean) / e->sigma : 1;
 	double per_run = d * d / 2, want;
 	size_t runs;
@@ -572,8 +575,8 @@ static int confirm_test(struct engine *e, struct stats_test *t,
 	if (pooled_t(e, t, c->confirm_values, c->confirm_count,
 		     p->confirm_values, p->confirm_count) < 0)
 		return -1;
-	t->p_value = t->statistic * direction > 0 ? t->p_value / 2
-						  : 1 - t->p_value / 2;
+	t->p_value =
+	    t->statistic * direction > 0 ? t->p_value / 2 : 1 - t->p_value / 2;
 	return 0;
 }
 
@@ -593,8 +596,8 @@ static size_t confirm_limit(const struct engine *e, double delta)
 		least = o->confirm_max;
 	if (!(e->sigma > 0) || delta == 0)
 		return least;
-	need = 2 * square((Z_CONFIRM_LAST + Z_CONFIRM_POWER) * e->sigma /
-			  delta);
+	need =
+	    2 * square((Z_CONFIRM_LAST + Z_CONFIRM_POWER) * e->sigma / delta);
 	if (need <= (double)least)
 		return least;
 	return need >= (double)o->confirm_max ? o->confirm_max
@@ -656,9 +659,9 @@ static int confirm(struct engine *e, struct bisect_culprit *cul,
 	 * and a confirmation sized by that lacks the power to decide). */
 	if (have >= o->confirm_runs) {
 		double fresh =
-			direction *
-			(values_mean(c->confirm_values, c->confirm_count) -
-			 values_mean(p->confirm_values, p->confirm_count));
+		    direction *
+		    (values_mean(c->confirm_values, c->confirm_count) -
+		     values_mean(p->confirm_values, p->confirm_count));
 
 		if (fresh > 0 && fresh < delta)
 			delta = fresh > delta / 2 ? fresh : delta / 2;
@@ -747,8 +750,8 @@ static double culprit_confidence(struct engine *e,
 	/* log of the prior odds exp(-err) / (1 - exp(-err)) */
 	log_odds = -err - log(-expm1(-err));
 
-	if (e->opts->confirm && p->confirm_count > 0 &&
-	    c->confirm_count > 0 && delta > 0 && e->sigma > 0) {
+	if (e->opts->confirm && p->confirm_count > 0 && c->confirm_count > 0 &&
+	    delta > 0 && e->sigma > 0) {
 		/* Medians, so that one outlier among a few fresh runs
 		 * cannot fake a change; their variance is taken as pi/2
 		 * times the mean's (its large-sample value, above the
@@ -828,10 +831,10 @@ static int finish_segment(struct engine *e, struct segment *s)
 	cul->confidence = culprit_confidence(e, cul, s, direction, delta);
 	/* Its direction is its own change's, never the endpoints': the
 	 * one its confirmation showed, else the sign of its estimate. */
-	cul->regression = (cul->confirmed || cul->change_pct == 0
-				   ? direction < 0
-				   : cul->change_pct < 0) ==
-			  e->opts->higher_is_better;
+	cul->regression =
+	    (cul->confirmed || cul->change_pct == 0
+		 ? direction < 0
+		 : cul->change_pct < 0) == e->opts->higher_is_better;
 	out->culprit_count++;
 	return 1;
 }
@@ -902,8 +905,7 @@ static int split_holds_change(struct engine *e, struct segment *s,
 		for (k = 0; k < c->value_count; k++)
 			b[nb++] = c->values[k];
 	}
-	if (stats_welch_t(&t, a, na, b, nb) == 0 &&
-	    t.p_value < ALPHA_PART)
+	if (stats_welch_t(&t, a, na, b, nb) == 0 && t.p_value < ALPHA_PART)
 		return 1;
 	/* Firm up the end measured least: the commit at the third level. */
 	end = na <= nb ? s->low.v[s->low.n - 1] : s->high.v[0];
@@ -920,9 +922,8 @@ static int split_holds_change(struct engine *e, struct segment *s,
 enum screen { SCREEN_NONE, SCREEN_MAYBE, SCREEN_CHANGE };
 
 /* Search runs a commit may get from chain_change's hints, at most. */
-#define SCREEN_RUNS_MAX(o) (3 * (o)->runs_min < (o)->runs_max \
-				    ? 3 * (o)->runs_min               \
-				    : (o)->runs_max)
+#define SCREEN_RUNS_MAX(o)                                                    \
+	(3 * (o)->runs_min < (o)->runs_max ? 3 * (o)->runs_min : (o)->runs_max)
 
 /* Every run of one commit, search and confirmation, into `out`. */
 static size_t all_runs(const struct bisect_commit *c, double *out)
@@ -974,7 +975,7 @@ static enum screen chain_change(struct engine *e, const size_t *chain,
 		if (split == 0 || rest == 0 ||
 		    fabs(pct_change_of(stats_mean(runs, split),
 				       stats_mean(runs + split, rest))) <
-			    e->opts->min_change_pct / 2)
+			e->opts->min_change_pct / 2)
 			continue;
 		/* The pooled noise even from few commits: each group is
 		 * several commits' runs, whose own spread would count the
@@ -982,8 +983,7 @@ static enum screen chain_change(struct engine *e, const size_t *chain,
 		if (!(e->sigma > 0))
 			t.p_value = 0; /* no noise: any difference is real */
 		else if (stats_t_known_sd(&t, runs, split, runs + split, rest,
-					  e->sigma,
-					  (double)e->sigma_dof) < 0)
+					  e->sigma, (double)e->sigma_dof) < 0)
 			continue;
 		if (t.p_value < best_p) {
 			best_p = t.p_value;
@@ -1018,15 +1018,15 @@ static int fresh_differ(struct engine *e, size_t a, size_t b)
 	const struct bisect_options *o = e->opts;
 	struct stats_test t;
 	size_t have = ca->confirm_count < cb->confirm_count
-			      ? ca->confirm_count
-			      : cb->confirm_count;
+			  ? ca->confirm_count
+			  : cb->confirm_count;
 
 	if (have < o->confirm_runs)
 		return 0;
 	if (fabs(pct_change_of(
-		    stats_mean(ca->confirm_values, ca->confirm_count),
-		    stats_mean(cb->confirm_values, cb->confirm_count))) <
-		    o->min_change_pct / 2 ||
+		stats_mean(ca->confirm_values, ca->confirm_count),
+		stats_mean(cb->confirm_values, cb->confirm_count))) <
+		o->min_change_pct / 2 ||
 	    pooled_t(e, &t, ca->confirm_values, ca->confirm_count,
 		     cb->confirm_values, cb->confirm_count) < 0)
 		return -1;
@@ -1048,11 +1048,11 @@ static bool firm_up(struct engine *e, size_t a, size_t b)
 	const struct bisect_options *o = e->opts;
 	const struct bisect_commit *ca = &e->commits[a], *cb = &e->commits[b];
 	size_t least = 4 * o->confirm_runs < o->confirm_max
-			       ? 4 * o->confirm_runs
-			       : o->confirm_max;
+			   ? 4 * o->confirm_runs
+			   : o->confirm_max;
 	size_t fewer = ca->confirm_count < cb->confirm_count
-			       ? ca->confirm_count
-			       : cb->confirm_count;
+			   ? ca->confirm_count
+			   : cb->confirm_count;
 
 	if (!o->confirm || fewer + o->confirm_runs > 2 * least ||
 	    ca->confirm_count + o->confirm_runs > o->confirm_max + least ||
@@ -1125,8 +1125,7 @@ static bool high_chain(struct engine *e, const struct segment *s)
 	return e->chain_n >= 2;
 }
 
-static bool low_chain(struct engine *e, const struct segment *s,
-		      size_t parent)
+static bool low_chain(struct engine *e, const struct segment *s, size_t parent)
 {
 	size_t i;
 
@@ -1157,7 +1156,7 @@ static int follow_up(struct engine *e, struct segment *stack, size_t *depth)
 {
 	struct segment *s = &stack[*depth - 1];
 	const struct bisect_culprit *cul =
-		&e->out->culprits[e->out->culprit_count - 1];
+	    &e->out->culprits[e->out->culprit_count - 1];
 	size_t parent = cul->parent;
 	size_t ua = 0, ub = 0, uw = 0, la = 0, lb = 0, lw = 0;
 	enum screen up = SCREEN_NONE, down = SCREEN_NONE;
@@ -1252,9 +1251,9 @@ static int search(struct engine *e, struct segment *stack, size_t *depth)
 		/* One candidate left, or only failed builds: the segment
 		 * has its culprit. */
 		found = false;
-		if (left > 1 && bisect_dag_best_split(&mid, e->commits,
-						      &s->cand, s->bad,
-						      &found) < 0)
+		if (left > 1 &&
+		    bisect_dag_best_split(&mid, e->commits, &s->cand, s->bad,
+					  &found) < 0)
 			return -2;
 		if (!found) {
 			rc = finish_segment(e, s);
@@ -1271,15 +1270,16 @@ static int search(struct engine *e, struct segment *stack, size_t *depth)
 		if (firm_up_level(e, s, &low, &high))
 			return 0; /* runs requested */
 		dec = classify(e, &low, &high, c, &llr);
-		if (dec == DECIDE_NONE && c->value_count >= e->opts->runs_max) {
+		if (dec == DECIDE_NONE &&
+		    c->value_count >= e->opts->runs_max) {
 			/* The evidence stays weak: the nearer level. */
 			double m = values_mean(c->values, c->value_count);
 
 			double toward;
 
 			dec = fabs(m - high.mean) < fabs(m - low.mean)
-				      ? DECIDE_HIGH
-				      : DECIDE_LOW;
+				  ? DECIDE_HIGH
+				  : DECIDE_LOW;
 			/* Its error (for the confidence) is the chance of
 			 * the other level, 1 / (1 + exp(llr towards this
 			 * one)), not a bound of 1 whatever the runs say. */
@@ -1298,9 +1298,9 @@ static int search(struct engine *e, struct segment *stack, size_t *depth)
 			    weak_level(e, s, &low, &high, &level_commit,
 				       &level_n) &&
 			    c->value_count >= level_n) {
-				size_t room = e->opts->runs_max -
-					      e->commits[level_commit]
-						      .value_count;
+				size_t room =
+				    e->opts->runs_max -
+				    e->commits[level_commit].value_count;
 				size_t runs = level_n > 4 ? level_n / 2 : 2;
 
 				request(e, level_commit,
@@ -1338,8 +1338,8 @@ static int search(struct engine *e, struct segment *stack, size_t *depth)
 			if (*depth == MAX_SEGMENTS) {
 				/* Too many change points to follow: take
 				 * the nearer level and go on. */
-				double m = values_mean(c->values,
-						       c->value_count);
+				double m =
+				    values_mean(c->values, c->value_count);
 
 				if (fabs(m - high.mean) < fabs(m - low.mean)) {
 					if (idlist_push(&s->high, mid) < 0)
@@ -1427,8 +1427,7 @@ enum probe_state { PROBE_MORE, PROBE_FLAT, PROBE_OUTSIDE };
 #define Z_PROBE_FLAT 1.5
 static enum probe_state probe_look(struct engine *e, const struct level *lg,
 				   const struct level *lb,
-				   const struct bisect_commit *c,
-				   size_t *want)
+				   const struct bisect_commit *c, size_t *want)
 {
 	const struct bisect_options *o = e->opts;
 	double base = lg->mean != 0.0 ? fabs(lg->mean) : fabs(lb->mean);
@@ -1438,10 +1437,10 @@ static enum probe_state probe_look(struct engine *e, const struct level *lg,
 	 * runs: a t quantile, so a short range's probes are not split on
 	 * an sd that came out low. */
 	double outside =
-		e->sigma_dof > 0
-			? gsl_cdf_tdist_Qinv(gsl_cdf_ugaussian_Q(Z_NEITHER),
-					     (double)e->sigma_dof)
-			: Z_NEITHER;
+	    e->sigma_dof > 0
+		? gsl_cdf_tdist_Qinv(gsl_cdf_ugaussian_Q(Z_NEITHER),
+				     (double)e->sigma_dof)
+		: Z_NEITHER;
 
 	if (last > o->runs_max)
 		last = o->runs_max;
@@ -1466,13 +1465,13 @@ static enum probe_state probe_look(struct engine *e, const struct level *lg,
 		}
 		loc /= (double)n;
 		near = fabs(loc - lg->mean) < fabs(loc - lb->mean)
-			       ? fabs(loc - lg->mean)
-			       : fabs(loc - lb->mean);
+			   ? fabs(loc - lg->mean)
+			   : fabs(loc - lb->mean);
 		if (!(e->sigma > 0)) {
 			return loc != lg->mean && loc != lb->mean &&
-					       near >= margin
-				       ? PROBE_OUTSIDE
-				       : PROBE_FLAT;
+				       near >= margin
+				   ? PROBE_OUTSIDE
+				   : PROBE_FLAT;
 		}
 		se = e->sigma * sqrt(1.0 / (double)n + 1.0 / (double)lg->n);
 		zg = (loc - lg->mean) / se;
@@ -1523,10 +1522,10 @@ static int probe_interior(struct engine *e, size_t *split_at)
 		goto out;
 	}
 	for (j = 0; j < probes && asked < BISECT_MAX_REQUESTS; j++) {
-		size_t at = (size_t)floor((double)order[j] *
-						  (double)(count - 1) /
-						  (double)(probes + 1) +
-					  0.5);
+		size_t at =
+		    (size_t)floor((double)order[j] * (double)(count - 1) /
+				      (double)(probes + 1) +
+				  0.5);
 		size_t v = probe_commit(e, at), want = 0;
 		enum probe_state st;
 
@@ -1649,8 +1648,8 @@ static bool options_valid(const struct bisect_options *o)
 {
 	return o->runs_min >= 2 && o->runs_max >= o->runs_min &&
 	       o->step_runs_min >= 2 && o->step_runs_min <= o->runs_max &&
-	       (!o->confirm || (o->confirm_runs >= 2 &&
-				o->confirm_max >= o->confirm_runs)) &&
+	       (!o->confirm ||
+		(o->confirm_runs >= 2 && o->confirm_max >= o->confirm_runs)) &&
 	       o->alpha > 0 && o->alpha < 1 && o->step_alpha > 0 &&
 	       o->step_alpha < 0.5 && o->min_change_pct > 0;
 }
@@ -1712,11 +1711,11 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 		 * (tested in a part that turned out to hold no change, say)
 		 * is undecided, not untested. */
 		set_class(&e, i,
-			  commits[i].build_failed   ? BISECT_SKIPPED
+			  commits[i].build_failed      ? BISECT_SKIPPED
 			  : commits[i].value_count > 0 ? BISECT_UNDECIDED
 						       : BISECT_UNTESTED);
-		total_runs += commits[i].value_count +
-			      commits[i].confirm_count;
+		total_runs +=
+		    commits[i].value_count + commits[i].confirm_count;
 	}
 	good = &commits[0];
 	bad = &commits[count - 1];
@@ -1740,13 +1739,15 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	if (good->value_count < opts->runs_min ||
 	    bad->value_count < opts->runs_min) {
 		out->interleave = true;
-		request(&e, 0, opts->runs_min > good->value_count
-				       ? opts->runs_min - good->value_count
-				       : 0,
+		request(&e, 0,
+			opts->runs_min > good->value_count
+			    ? opts->runs_min - good->value_count
+			    : 0,
 			BISECT_SEARCH);
-		request(&e, count - 1, opts->runs_min > bad->value_count
-					       ? opts->runs_min - bad->value_count
-					       : 0,
+		request(&e, count - 1,
+			opts->runs_min > bad->value_count
+			    ? opts->runs_min - bad->value_count
+			    : 0,
 			BISECT_SEARCH);
 		error = 0;
 		goto out;
@@ -1791,26 +1792,28 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	}
 	if (endpoints == CMP_UNKNOWN) {
 		size_t have = good->value_count < bad->value_count
-				      ? good->value_count
-				      : bad->value_count;
+				  ? good->value_count
+				  : bad->value_count;
 
 		set_class(&e, 0, BISECT_UNDECIDED);
 		set_class(&e, count - 1, BISECT_UNDECIDED);
 		if (have >= opts->runs_max) {
-			finish(&e, BISECT_INCONCLUSIVE,
-			       "the endpoints differ too little for the noise, "
-			       "even at runs_max");
+			finish(
+			    &e, BISECT_INCONCLUSIVE,
+			    "the endpoints differ too little for the noise, "
+			    "even at runs_max");
 		} else {
 			need = next_look(opts, have);
 			out->interleave = true;
 			request(&e, 0,
 				need > good->value_count
-					? need - good->value_count
-					: 0,
+				    ? need - good->value_count
+				    : 0,
 				BISECT_SEARCH);
 			request(&e, count - 1,
-				need > bad->value_count ? need - bad->value_count
-							: 0,
+				need > bad->value_count
+				    ? need - bad->value_count
+				    : 0,
 				BISECT_SEARCH);
 		}
 		error = 0;

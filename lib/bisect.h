@@ -44,7 +44,7 @@
  *     found, or its own confirmation refuted it) the verdict is
  *     inconclusive, with the reason.
  * Tests on fresh runs use the noise's sd pooled over every decided commit.
-  */
+ */
 #ifndef STATBISECT_BISECT_H
 #define STATBISECT_BISECT_H
 
@@ -67,8 +67,8 @@ enum bisect_class {
 	BISECT_UNDECIDED, /* tested, not (or not yet) decided: under test
 			     with weak evidence, or in a part of the range
 			     that the search left */
-	BISECT_SKIPPED,   /* build failed (or the benchmark kept failing) */
-	BISECT_NEITHER,   /* at a third level: a change point on each side */
+	BISECT_SKIPPED,	  /* build failed (or the benchmark kept failing) */
+	BISECT_NEITHER,	  /* at a third level: a change point on each side */
 };
 
 /* Why a run was asked for; runs are kept apart by purpose. */
@@ -87,11 +87,11 @@ struct bisect_options {
 				  confirmation (a commit a follow-up
 				  compares may get as many again) */
 	double min_change_pct; /* smallest change of the KPI that matters */
-	double alpha;          /* false-alarm rate of the endpoint test */
+	double alpha;	       /* false-alarm rate of the endpoint test */
 	double step_alpha;     /* error bound of one classification */
 	bool higher_is_better; /* direction of the KPI */
-	bool confirm;          /* confirm culprits (on by default) */
-	size_t probes;         /* interior commits probed before a range
+	bool confirm;	       /* confirm culprits (on by default) */
+	size_t probes;	       /* interior commits probed before a range
 				  whose endpoints are the same is called
 				  no-change (opposite changes may cancel);
 				  0: none */
@@ -108,26 +108,26 @@ struct bisect_commit {
 };
 
 struct bisect_request {
-	size_t commit;               /* index into the candidates */
-	size_t runs;                 /* additional runs wanted */
+	size_t commit;		     /* index into the candidates */
+	size_t runs;		     /* additional runs wanted */
 	enum bisect_purpose purpose; /* which runs they become */
 };
 
 /* A culprit: the commit whose runs differ from its parent's. */
 struct bisect_culprit {
 	size_t commit;
-	size_t parent;       /* its first parent */
-	double change_pct;   /* KPI mean, culprit vs parent, over every run
-				of both (lib/estimate.h); the levels' when
-				the parent has no run */
+	size_t parent;	   /* its first parent */
+	double change_pct; /* KPI mean, culprit vs parent, over every run
+			      of both (lib/estimate.h); the levels' when
+			      the parent has no run */
 	double change_ci95_lo, change_ci95_hi; /* its 95% interval, or NaN */
-	double p_value;      /* of that difference (one-sided Welch) */
-	double confidence;   /* probability (0..1) that this commit is a
-				culprit, calibrated in the simulator */
-	bool confirmed;      /* fresh interleaved runs agreed */
-	bool regression;     /* its own change worsens the KPI (the
-				direction of its own change, never the
-				endpoints') */
+	double p_value;	   /* of that difference (one-sided Welch) */
+	double confidence; /* probability (0..1) that this commit is a
+			      culprit, calibrated in the simulator */
+	bool confirmed;	   /* fresh interleaved runs agreed */
+	bool regression;   /* its own change worsens the KPI (the
+			      direction of its own change, never the
+			      endpoints') */
 	/* Commits whose build failed hide the exact culprit: any of
 	 * ambiguous[0..ambiguous_count) (which includes `commit`) may be. */
 	size_t ambiguous_first; /* into bisect_result.ambiguous */
@@ -162,7 +162,7 @@ struct bisect_result {
 	double change_pct;
 	double change_ci95_lo, change_ci95_hi; /* its 95% interval, or NaN */
 	double p_value;
-	double confidence; /* of the verdict, 0..1 */
+	double confidence;  /* of the verdict, 0..1 */
 	const char *reason; /* static text: why inconclusive (and what
 			       would decide it), else NULL */
 };

@@ -30,8 +30,8 @@ void bisect_set_clear(struct bisect_set *s)
 int bisect_set_copy(struct bisect_set *out, const struct bisect_set *from)
 {
 	out->nwords = from->nwords;
-	out->words = malloc((from->nwords != 0 ? from->nwords : 1) *
-			    sizeof(uint64_t));
+	out->words =
+	    malloc((from->nwords != 0 ? from->nwords : 1) * sizeof(uint64_t));
 	if (out->words == NULL)
 		return -2;
 	memcpy(out->words, from->words, from->nwords * sizeof(uint64_t));
@@ -63,7 +63,8 @@ bool bisect_set_bounds(const struct bisect_set *s, size_t *lo, size_t *hi)
 		return false;
 	for (i = s->nwords; i-- > 0;) {
 		if (s->words[i] != 0) {
-			*hi = i * 64 + 63 - (size_t)__builtin_clzll(s->words[i]);
+			*hi =
+			    i * 64 + 63 - (size_t)__builtin_clzll(s->words[i]);
 			break;
 		}
 	}

@@ -173,8 +173,8 @@ static int commit_describe(struct gitrepo_commit *out, git_repository *repo,
 	git_oid_tostr(out->sha, sizeof(out->sha), oid);
 	encoding = git_commit_message_encoding(commit);
 	author = git_commit_author(commit);
-	if (commit_text(&out->subject, git_commit_summary(commit),
-			encoding) == 0 &&
+	if (commit_text(&out->subject, git_commit_summary(commit), encoding) ==
+		0 &&
 	    commit_text(&out->author_name, author->name, encoding) == 0 &&
 	    commit_text(&out->author_email, author->email, encoding) == 0)
 		error = 0;
@@ -241,13 +241,13 @@ static int link_parents(struct gitrepo_commit *commits, size_t count,
 		for (k = 0; k < np; k++) {
 			const struct oid_index *hit;
 
-			git_oid_cpy(&key.oid, git_commit_parent_id(commit,
-								   (unsigned)k));
+			git_oid_cpy(&key.oid,
+				    git_commit_parent_id(commit, (unsigned)k));
 			hit = bsearch(&key, table, count, sizeof(*table),
 				      oid_index_cmp);
 			if (hit != NULL && hit->index < i)
 				commits[i].parents[commits[i].parent_count++] =
-					hit->index;
+				    hit->index;
 		}
 		git_commit_free(commit);
 	}
@@ -258,8 +258,8 @@ out:
 }
 
 int gitrepo_range(struct gitrepo_commit **out, size_t *count,
-		  git_repository *repo, const git_oid *good, const git_oid *bad,
-		  size_t limit, char **err)
+		  git_repository *repo, const git_oid *good,
+		  const git_oid *bad, size_t limit, char **err)
 {
 	struct gitrepo_commit *commits = NULL;
 	git_revwalk *walk = NULL;
@@ -291,7 +291,8 @@ int gitrepo_range(struct gitrepo_commit **out, size_t *count,
 	}
 	if (git_revwalk_new(&walk, repo) < 0 ||
 	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL) < 0 ||
-	    git_revwalk_push(walk, bad) < 0 || git_revwalk_hide(walk, good) < 0) {
+	    git_revwalk_push(walk, bad) < 0 ||
+	    git_revwalk_hide(walk, good) < 0) {
 		gitrepo_set_error(err, "cannot walk history");
 		goto out;
 	}
@@ -305,7 +306,8 @@ int gitrepo_range(struct gitrepo_commit **out, size_t *count,
 		}
 		if (n == cap) {
 			size_t new_cap = cap != 0 ? cap * 2 : 64;
-			git_oid *grown = realloc(oids, new_cap * sizeof(*oids));
+			git_oid *grown =
+			    realloc(oids, new_cap * sizeof(*oids));
 
 			if (grown == NULL)
 				goto out;
@@ -325,7 +327,8 @@ int gitrepo_range(struct gitrepo_commit **out, size_t *count,
 		goto describe_failed;
 	/* The walk went newest first; candidates are kept oldest first. */
 	for (i = 0; i < n; i++) {
-		if (commit_describe(&commits[i + 1], repo, &oids[n - 1 - i]) < 0)
+		if (commit_describe(&commits[i + 1], repo, &oids[n - 1 - i]) <
+		    0)
 			goto describe_failed;
 	}
 	if (link_parents(commits, n + 1, repo) < 0)
@@ -373,7 +376,7 @@ int gitrepo_checkout(git_repository *repo, const char *workdir,
 	/* Each worktree keeps its own index beside it, so several worktrees
 	 * of one mirror each rewrite only what changed in them. */
 	if (snprintf(index_path, sizeof(index_path), "%s.index", workdir) >=
-		    (int)sizeof(index_path) ||
+		(int)sizeof(index_path) ||
 	    git_index_open(&index, index_path) < 0 ||
 	    git_repository_set_index(repo, index) < 0) {
 		gitrepo_set_error(err, "cannot open the worktree's index");

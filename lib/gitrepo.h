@@ -54,14 +54,14 @@ int gitrepo_resolve(git_oid *out, git_repository *repo, const char *rev,
  * The candidates of a bisection from `good` to `bad`: every commit that is
  * an ancestor of `bad` but not of `good` (side branches merged in the range
  * included), in topological order oldest first, with `good` itself as
- * element 0 and `bad` as the last, each with its parents inside the range.  Fails (err set) when
- * `good` is not an ancestor of `bad`, when they are the same commit, or when
- * the range holds more than `limit` commits.  The caller frees the array with
- * gitrepo_commits_free.
+ * element 0 and `bad` as the last, each with its parents inside the range.
+ * Fails (err set) when `good` is not an ancestor of `bad`, when they are the
+ * same commit, or when the range holds more than `limit` commits.  The caller
+ * frees the array with gitrepo_commits_free.
  */
 int gitrepo_range(struct gitrepo_commit **out, size_t *count,
-		  git_repository *repo, const git_oid *good, const git_oid *bad,
-		  size_t limit, char **err);
+		  git_repository *repo, const git_oid *good,
+		  const git_oid *bad, size_t limit, char **err);
 
 void gitrepo_commits_free(struct gitrepo_commit *commits, size_t count);
 

@@ -10,7 +10,7 @@ void log_init(const char *program, enum log_level level);
 
 /* printf-style; thread-safe (one write(2) per line). */
 void log_msg(enum log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)

@@ -360,8 +360,9 @@ static void report_put_changes(struct report_buf *b,
 
 	if (in->change_count < 2 || in->changes == NULL)
 		return;
-	report_buf_printf(b, "The range holds %zu changes of %s, each "
-			     "reported on its own:\n\n",
+	report_buf_printf(b,
+			  "The range holds %zu changes of %s, each "
+			  "reported on its own:\n\n",
 			  in->change_count, in->kpi);
 	for (i = 0; i < in->change_count; i++) {
 		const struct report_change *c = &in->changes[i];
@@ -374,16 +375,15 @@ static void report_put_changes(struct report_buf *b,
 		one.kind = c->kind;
 		one.change_pct = c->change_pct;
 		report_kpi_change(change, sizeof(change), &one);
-		report_buf_printf(b, "  %.12s %s%% %s%s%s\n", c->sha, change,
-				  report_kind_word(c->kind),
-				  c->subject != NULL &&
-					  report_is_utf8_line(c->subject)
-				      ? ": "
-				      : "",
-				  c->subject != NULL &&
-					  report_is_utf8_line(c->subject)
-				      ? c->subject
-				      : "");
+		report_buf_printf(
+		    b, "  %.12s %s%% %s%s%s\n", c->sha, change,
+		    report_kind_word(c->kind),
+		    c->subject != NULL && report_is_utf8_line(c->subject)
+			? ": "
+			: "",
+		    c->subject != NULL && report_is_utf8_line(c->subject)
+			? c->subject
+			: "");
 	}
 	report_buf_puts(b, "\n");
 }
@@ -724,8 +724,9 @@ static void report_put_testcase(struct report_buf *b,
 	report_buf_puts(b, "\n");
 	if (in->change_ci95_given && isfinite(in->change_pct) &&
 	    isfinite(in->change_ci95_lo) && isfinite(in->change_ci95_hi))
-		report_buf_printf(b, "change: %+.1f%% (95%% CI %+.1f%% to "
-				     "%+.1f%%)\n",
+		report_buf_printf(b,
+				  "change: %+.1f%% (95%% CI %+.1f%% to "
+				  "%+.1f%%)\n",
 				  in->change_pct, in->change_ci95_lo,
 				  in->change_ci95_hi);
 	if (in->param_count) {
@@ -851,8 +852,8 @@ int report_render_body(char **out, const struct report_input *in)
 				"same within the testcase's margin,\n"
 				"so no commit was bisected.\n\n");
 		else if (in->reason)
-			report_put_wrapped(&b, "No commit was bisected: ",
-					   in->reason);
+			report_put_wrapped(
+			    &b, "No commit was bisected: ", in->reason);
 		else
 			report_buf_puts(
 			    &b, "The runs could neither tell the two "

@@ -111,12 +111,11 @@ static bool get_int(struct http_response *res, json_t *body, const char *key,
 
 static json_t *repo_json(const PGresult *r, int row)
 {
-	return json_pack("{s:I,s:s,s:s,s:o}", "id", (json_int_t)db_int(r, row, 0),
-			 "name", db_text(r, row, 1), "url", db_text(r, row, 2),
-			 "web_url",
-			 db_text(r, row, 3) != NULL
-				 ? json_string(db_text(r, row, 3))
-				 : json_null());
+	return json_pack(
+	    "{s:I,s:s,s:s,s:o}", "id", (json_int_t)db_int(r, row, 0), "name",
+	    db_text(r, row, 1), "url", db_text(r, row, 2), "web_url",
+	    db_text(r, row, 3) != NULL ? json_string(db_text(r, row, 3))
+				       : json_null());
 }
 
 /* Random bytes in an API token: "sb_" and 48 hex digits. */
@@ -141,8 +140,9 @@ void api_tokens_create(struct http_response *res, struct http_request *req)
 	}
 	if (strcmp(role, "admin") != 0 && strcmp(role, "submit") != 0 &&
 	    strcmp(role, "read") != 0 && strcmp(role, "worker") != 0) {
-		http_error(res, 400, "invalid_field",
-			   "'role' must be one of admin, submit, read, worker");
+		http_error(
+		    res, 400, "invalid_field",
+		    "'role' must be one of admin, submit, read, worker");
 		goto out;
 	}
 	if (secret_hex(token + 3, API_TOKEN_BYTES) < 0) {
@@ -203,8 +203,9 @@ void api_repos_create(struct http_response *res, struct http_request *req)
 	}
 	if (web_url != NULL && (!valid_text(web_url, 1024, false) ||
 				strstr(web_url, "{sha}") == NULL)) {
-		http_error(res, 400, "invalid_field",
-			   "'web_url' must be a link template containing {sha}");
+		http_error(
+		    res, 400, "invalid_field",
+		    "'web_url' must be a link template containing {sha}");
 		goto out;
 	}
 	/* Refuse duplicates before fetching anything. */
@@ -331,19 +332,18 @@ static json_t *testcase_json(const PGresult *r, int row)
 	json_error_t e;
 
 	return json_pack(
-		"{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,s:o,s:o,s:o,s:b}",
-		"id",
-		(json_int_t)db_int(r, row, 0), "name", db_text(r, row, 1),
-		"build", db_text(r, row, 2), "run", db_text(r, row, 3), "kpi",
-		db_text(r, row, 4), "higher_is_better", db_bool(r, row, 5),
-		"min_change_pct", db_double(r, row, 6), "runs_min",
-		(json_int_t)db_int(r, row, 7), "runs_max",
-		(json_int_t)db_int(r, row, 8), "timeout_s",
-		(json_int_t)db_int(r, row, 9), "params",
-		json_loads(db_text(r, row, 10), 0, &e), "monitors",
-		json_loads(db_text(r, row, 11), 0, &e), "notify",
-		json_loads(db_text(r, row, 12), 0, &e), "notify_author",
-		db_bool(r, row, 13));
+	    "{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,s:o,s:o,s:o,s:b}", "id",
+	    (json_int_t)db_int(r, row, 0), "name", db_text(r, row, 1), "build",
+	    db_text(r, row, 2), "run", db_text(r, row, 3), "kpi",
+	    db_text(r, row, 4), "higher_is_better", db_bool(r, row, 5),
+	    "min_change_pct", db_double(r, row, 6), "runs_min",
+	    (json_int_t)db_int(r, row, 7), "runs_max",
+	    (json_int_t)db_int(r, row, 8), "timeout_s",
+	    (json_int_t)db_int(r, row, 9), "params",
+	    json_loads(db_text(r, row, 10), 0, &e), "monitors",
+	    json_loads(db_text(r, row, 11), 0, &e), "notify",
+	    json_loads(db_text(r, row, 12), 0, &e), "notify_author",
+	    db_bool(r, row, 13));
 }
 
 /* notify, when given: a list of at most 50 plain addresses (an embedded
@@ -459,8 +459,8 @@ void api_testcases_create(struct http_response *res, struct http_request *req)
 	params_text = p != NULL ? json_dumps(p, JSON_COMPACT) : strdup("{}");
 	monitors_text = m != NULL ? json_dumps(m, JSON_COMPACT) : strdup("[]");
 	notify_text = notify != NULL && !json_is_null(notify)
-			      ? json_dumps(notify, JSON_COMPACT)
-			      : strdup("[]");
+			  ? json_dumps(notify, JSON_COMPACT)
+			  : strdup("[]");
 	if (params_text == NULL || monitors_text == NULL ||
 	    notify_text == NULL) {
 		http_error(res, 500, "internal", "out of memory");
@@ -483,17 +483,18 @@ void api_testcases_create(struct http_response *res, struct http_request *req)
 	params[10] = monitors_text;
 	params[11] = notify_text;
 	params[12] = json_is_true(notify_author) ? "true" : "false";
-	r = db_exec_state(db_conn(),
-			  "INSERT INTO testcases (name, build, run, kpi,"
-			  " higher_is_better, min_change_pct, runs_min,"
-			  " runs_max, timeout_s, params, monitors, notify,"
-			  " notify_author)"
-			  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
-			  " $11, $12, $13) RETURNING id, name, build, run, kpi,"
-			  " higher_is_better, min_change_pct, runs_min,"
-			  " runs_max, timeout_s, params, monitors, notify,"
-			  " notify_author",
-			  13, params, &state);
+	r = db_exec_state(
+	    db_conn(),
+	    "INSERT INTO testcases (name, build, run, kpi,"
+	    " higher_is_better, min_change_pct, runs_min,"
+	    " runs_max, timeout_s, params, monitors, notify,"
+	    " notify_author)"
+	    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
+	    " $11, $12, $13) RETURNING id, name, build, run, kpi,"
+	    " higher_is_better, min_change_pct, runs_min,"
+	    " runs_max, timeout_s, params, monitors, notify,"
+	    " notify_author",
+	    13, params, &state);
 	if (r == NULL) {
 		if (state != NULL && strcmp(state, "23505") == 0)
 			http_error(res, 409, "exists", "testcase '%s' exists",
@@ -577,18 +578,19 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 	int rc;
 
 	snprintf(id_text, sizeof(id_text), "%lld", job_id);
-	r = db_exec(conn,
-		    "SELECT j.id, j.state, j.verdict, j.culprit_sha,"
-		    " j.parent_sha, j.change_pct, j.p_value, j.good_sha,"
-		    " j.bad_sha, j.good_rev, j.bad_rev, rp.name, t.name,"
-		    " j.message, to_char(j.created_at, "
-		    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-		    " to_char(j.finished_at, 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-		    " j.notify, t.kpi, t.higher_is_better, j.culprits,"
-		    " j.confidence, j.change_ci95_lo, j.change_ci95_hi"
-		    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
-		    " JOIN testcases t ON t.id = j.testcase_id WHERE j.id = $1",
-		    1, params);
+	r = db_exec(
+	    conn,
+	    "SELECT j.id, j.state, j.verdict, j.culprit_sha,"
+	    " j.parent_sha, j.change_pct, j.p_value, j.good_sha,"
+	    " j.bad_sha, j.good_rev, j.bad_rev, rp.name, t.name,"
+	    " j.message, to_char(j.created_at, "
+	    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+	    " to_char(j.finished_at, 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+	    " j.notify, t.kpi, t.higher_is_better, j.culprits,"
+	    " j.confidence, j.change_ci95_lo, j.change_ci95_hi"
+	    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
+	    " JOIN testcases t ON t.id = j.testcase_id WHERE j.id = $1",
+	    1, params);
 	*failed = r == NULL;
 	if (r == NULL || PQntuples(r) != 1) {
 		PQclear(r);
@@ -620,16 +622,15 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 			json_array_append_new(confirm,
 					      json_real(c->confirm_values[k]));
 		json_array_append_new(
-			commits,
-			json_pack("{s:I,s:s,s:s,s:o,s:o,s:I,s:b,s:s}", "index",
-				  (json_int_t)i, "commit", job.commits[i].sha,
-				  "subject", job.commits[i].subject, "runs",
-				  values, "confirm_runs", confirm,
-				  "failed_runs",
-				  (json_int_t)job.commits[i].failed_runs,
-				  "build_failed", c->build_failed,
-				  "classification",
-				  bisect_class_name(job.classes[i])));
+		    commits,
+		    json_pack("{s:I,s:s,s:s,s:o,s:o,s:I,s:b,s:s}", "index",
+			      (json_int_t)i, "commit", job.commits[i].sha,
+			      "subject", job.commits[i].subject, "runs",
+			      values, "confirm_runs", confirm, "failed_runs",
+			      (json_int_t)job.commits[i].failed_runs,
+			      "build_failed", c->build_failed,
+			      "classification",
+			      bisect_class_name(job.classes[i])));
 	}
 	{
 		/* What happened to each tested commit (null: not reported). */
@@ -644,7 +645,7 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 
 			snprintf(key, sizeof(key), "%lld",
 				 (long long)json_integer_value(
-					 json_object_get(c, "index")));
+				     json_object_get(c, "index")));
 			o = json_object_get(outcomes, key);
 			json_object_set(c, "outcome",
 					o != NULL ? o : json_null());
@@ -663,15 +664,15 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 	api_job_progress(&job, db_text(r, 0, 1), &range_lo, &range_hi,
 			 &candidates_left, &steps_left, &phase);
 	out = json_pack(
-		"{s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:b,s:I,s:I,s:I,s:o}",
-		"id", (json_int_t)job_id, "state", db_text(r, 0, 1), "repo",
-		db_text(r, 0, 11), "testcase", db_text(r, 0, 12), "good",
-		db_text(r, 0, 7), "bad", db_text(r, 0, 8), "good_rev",
-		db_text(r, 0, 9), "bad_rev", db_text(r, 0, 10), "kpi",
-		db_text(r, 0, 17), "higher_is_better", db_bool(r, 0, 18),
-		"candidates", (json_int_t)job.count, "runs",
-		(json_int_t)total_runs, "commits_tested", (json_int_t)tested,
-		"commits", commits);
+	    "{s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:b,s:I,s:I,s:I,s:o}", "id",
+	    (json_int_t)job_id, "state", db_text(r, 0, 1), "repo",
+	    db_text(r, 0, 11), "testcase", db_text(r, 0, 12), "good",
+	    db_text(r, 0, 7), "bad", db_text(r, 0, 8), "good_rev",
+	    db_text(r, 0, 9), "bad_rev", db_text(r, 0, 10), "kpi",
+	    db_text(r, 0, 17), "higher_is_better", db_bool(r, 0, 18),
+	    "candidates", (json_int_t)job.count, "runs",
+	    (json_int_t)total_runs, "commits_tested", (json_int_t)tested,
+	    "commits", commits);
 	{
 		json_error_t e;
 		const char *v = db_text(r, 0, 2);
@@ -687,18 +688,18 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 		json_object_set_new(out, "culprits", culprits);
 		json_object_set_new(out, "change_pct",
 				    db_is_null(r, 0, 5)
-					    ? json_null()
-					    : json_real(db_double(r, 0, 5)));
+					? json_null()
+					: json_real(db_double(r, 0, 5)));
 		json_object_set_new(
-			out, "change_ci95",
-			db_is_null(r, 0, 21) || db_is_null(r, 0, 22)
-				? json_null()
-				: sched_ci95_json(db_double(r, 0, 21),
-						  db_double(r, 0, 22)));
+		    out, "change_ci95",
+		    db_is_null(r, 0, 21) || db_is_null(r, 0, 22)
+			? json_null()
+			: sched_ci95_json(db_double(r, 0, 21),
+					  db_double(r, 0, 22)));
 		json_object_set_new(out, "p_value",
 				    db_is_null(r, 0, 6)
-					    ? json_null()
-					    : json_real(db_double(r, 0, 6)));
+					? json_null()
+					: json_real(db_double(r, 0, 6)));
 		v = db_text(r, 0, 13);
 		json_object_set_new(out, "message",
 				    v ? json_string(v) : json_null());
@@ -710,25 +711,25 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 		json_object_set_new(out, "notify",
 				    json_loads(db_text(r, 0, 16), 0, &e));
 		json_object_set_new(
-			out, "range",
-			json_pack("{s:s,s:s}", "after",
-				  job.commits[range_lo].sha, "through",
-				  job.commits[range_hi].sha));
+		    out, "range",
+		    json_pack("{s:s,s:s}", "after", job.commits[range_lo].sha,
+			      "through", job.commits[range_hi].sha));
 		json_object_set_new(out, "confidence",
 				    db_is_null(r, 0, 20)
-					    ? json_null()
-					    : json_real(db_double(r, 0, 20)));
-		json_object_set_new(out, "runs_min",
-				    json_integer((json_int_t)job.opts.runs_min));
-		json_object_set_new(out, "runs_max",
-				    json_integer((json_int_t)job.opts.runs_max));
+					? json_null()
+					: json_real(db_double(r, 0, 20)));
 		json_object_set_new(
-			out, "progress",
-			json_pack("{s:I,s:I,s:I,s:s}", "candidates_left",
-				  (json_int_t)candidates_left, "steps_done",
-				  (json_int_t)job.result.steps_done,
-				  "steps_left", (json_int_t)steps_left,
-				  "phase", phase));
+		    out, "runs_min",
+		    json_integer((json_int_t)job.opts.runs_min));
+		json_object_set_new(
+		    out, "runs_max",
+		    json_integer((json_int_t)job.opts.runs_max));
+		json_object_set_new(
+		    out, "progress",
+		    json_pack("{s:I,s:I,s:I,s:s}", "candidates_left",
+			      (json_int_t)candidates_left, "steps_done",
+			      (json_int_t)job.result.steps_done, "steps_left",
+			      (json_int_t)steps_left, "phase", phase));
 	}
 	{
 		/* The report's delivery: pending (not tried yet), retrying
@@ -736,29 +737,28 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 		 * up) or sent; null while the job has no report. */
 		json_t *report = json_null();
 		json_error_t e;
-		PGresult *o = db_exec(
-			conn,
-			"SELECT CASE WHEN sent_at IS NOT NULL THEN 'sent'"
-			" WHEN failed_at IS NOT NULL THEN 'failed'"
-			" WHEN attempts > 0 THEN 'retrying'"
-			" ELSE 'pending' END, attempts, last_error,"
-			" to_char(sent_at AT TIME ZONE 'UTC',"
-			" 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-			" to_char(next_attempt_at AT TIME ZONE 'UTC',"
-			" 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), recipients"
-			" FROM outbox WHERE job_id = $1 ORDER BY id DESC"
-			" LIMIT 1",
-			1, params);
+		PGresult *o =
+		    db_exec(conn,
+			    "SELECT CASE WHEN sent_at IS NOT NULL THEN 'sent'"
+			    " WHEN failed_at IS NOT NULL THEN 'failed'"
+			    " WHEN attempts > 0 THEN 'retrying'"
+			    " ELSE 'pending' END, attempts, last_error,"
+			    " to_char(sent_at AT TIME ZONE 'UTC',"
+			    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+			    " to_char(next_attempt_at AT TIME ZONE 'UTC',"
+			    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), recipients"
+			    " FROM outbox WHERE job_id = $1 ORDER BY id DESC"
+			    " LIMIT 1",
+			    1, params);
 
 		if (o != NULL && PQntuples(o) == 1) {
 			const char *v;
 
 			json_decref(report);
-			report = json_pack("{s:s,s:I,s:o}", "state",
-					   db_text(o, 0, 0), "attempts",
-					   (json_int_t)db_int(o, 0, 1),
-					   "recipients",
-					   json_loads(db_text(o, 0, 5), 0, &e));
+			report = json_pack(
+			    "{s:s,s:I,s:o}", "state", db_text(o, 0, 0),
+			    "attempts", (json_int_t)db_int(o, 0, 1),
+			    "recipients", json_loads(db_text(o, 0, 5), 0, &e));
 			if (report == NULL)
 				report = json_object();
 			v = db_text(o, 0, 2);
@@ -768,10 +768,9 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 			json_object_set_new(report, "sent_at",
 					    v ? json_string(v) : json_null());
 			v = strcmp(db_text(o, 0, 0), "pending") == 0 ||
-					    strcmp(db_text(o, 0, 0),
-						   "retrying") == 0
-				    ? db_text(o, 0, 4)
-				    : NULL;
+				    strcmp(db_text(o, 0, 0), "retrying") == 0
+				? db_text(o, 0, 4)
+				: NULL;
 			json_object_set_new(report, "next_attempt_at",
 					    v ? json_string(v) : json_null());
 		}
@@ -787,10 +786,10 @@ json_t *api_job_json(PGconn *conn, long long job_id, bool *failed)
 				      1, params);
 
 		json_object_set_new(
-			out, "builds",
-			json_integer(b != NULL && PQntuples(b) == 1
-					     ? (json_int_t)db_int(b, 0, 0)
-					     : 0));
+		    out, "builds",
+		    json_integer(b != NULL && PQntuples(b) == 1
+				     ? (json_int_t)db_int(b, 0, 0)
+				     : 0));
 		PQclear(b);
 	}
 	sched_job_clear(&job);
@@ -943,12 +942,13 @@ static int insert_job(PGconn *conn, const struct job_request *jr,
 	snprintf(runs_max, sizeof(runs_max), "%lld", jr->runs_max);
 	params[8] = jr->runs_min > 0 ? runs_min : NULL;
 	params[9] = jr->runs_max > 0 ? runs_max : NULL;
-	r = db_exec(conn,
-		    "INSERT INTO jobs (repo_id, testcase_id, good_rev, bad_rev,"
-		    " good_sha, bad_sha, notify, created_by, runs_min,"
-		    " runs_max) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
-		    " $10) RETURNING id",
-		    10, params);
+	r = db_exec(
+	    conn,
+	    "INSERT INTO jobs (repo_id, testcase_id, good_rev, bad_rev,"
+	    " good_sha, bad_sha, notify, created_by, runs_min,"
+	    " runs_max) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
+	    " $10) RETURNING id",
+	    10, params);
 	if (r == NULL)
 		goto out;
 	*job_id = db_int(r, 0, 0);
@@ -965,10 +965,9 @@ static int insert_job(PGconn *conn, const struct job_request *jr,
 		for (k = 0; k < commits[i].parent_count &&
 			    used + 24 < sizeof(parents);
 		     k++)
-			used += (size_t)snprintf(parents + used,
-						 sizeof(parents) - used, "%s%zu",
-						 k ? "," : "",
-						 commits[i].parents[k]);
+			used += (size_t)snprintf(
+			    parents + used, sizeof(parents) - used, "%s%zu",
+			    k ? "," : "", commits[i].parents[k]);
 		parents[used++] = '}';
 		parents[used] = '\0';
 		snprintf(idx, sizeof(idx), "%zu", i);
@@ -979,11 +978,12 @@ static int insert_job(PGconn *conn, const struct job_request *jr,
 		params[4] = commits[i].author_name;
 		params[5] = commits[i].author_email;
 		params[6] = parents;
-		r = db_exec(conn,
-			    "INSERT INTO job_commits (job_id, idx, sha, subject,"
-			    " author_name, author_email, parents)"
-			    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
-			    7, params);
+		r = db_exec(
+		    conn,
+		    "INSERT INTO job_commits (job_id, idx, sha, subject,"
+		    " author_name, author_email, parents)"
+		    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+		    7, params);
 		if (r == NULL)
 			goto out;
 		PQclear(r);
@@ -1040,8 +1040,8 @@ void api_job_create(struct http_response *res, struct http_request *req,
 	r = db_exec(conn, "SELECT id FROM jobs WHERE id = $1 FOR UPDATE", 1,
 		    params);
 	PQclear(r);
-	if (r == NULL || sched_advance(conn, job_id, server_config.base_url) <
-				 0 ||
+	if (r == NULL ||
+	    sched_advance(conn, job_id, server_config.base_url) < 0 ||
 	    db_commit(conn) < 0) {
 		db_rollback(conn);
 		http_db_failed(res);
@@ -1132,8 +1132,8 @@ void api_jobs_cancel(struct http_response *res, struct http_request *req)
 		http_db_failed(res);
 		return;
 	}
-	r = db_exec(conn, "SELECT state FROM jobs WHERE id = $1 FOR UPDATE",
-		    1, params);
+	r = db_exec(conn, "SELECT state FROM jobs WHERE id = $1 FOR UPDATE", 1,
+		    params);
 	if (r == NULL)
 		goto failed;
 	if (PQntuples(r) == 0) {

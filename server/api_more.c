@@ -123,11 +123,10 @@ static bool query_choice(struct http_response *res, struct http_request *req,
 static void api_more_jobs_list(struct http_response *res,
 			       struct http_request *req)
 {
-	static const char *const states[] = {"queued", "running", "done",
+	static const char *const states[] = {"queued", "running",   "done",
 					     "failed", "cancelled", NULL};
-	static const char *const verdicts[] = {"regression", "improvement",
-					       "no-change", "inconclusive",
-					       NULL};
+	static const char *const verdicts[] = {
+	    "regression", "improvement", "no-change", "inconclusive", NULL};
 	long long limit = API_MORE_LIMIT_DEFAULT, offset = 0;
 	char limit_text[24], offset_text[24];
 	const char *params[6];
@@ -185,20 +184,18 @@ static void api_more_jobs_list(struct http_response *res,
 		if (db_is_null(r, row, 1))
 			continue;
 		json_array_append_new(
-			jobs,
-			json_pack("{s:I,s:s,s:s?,s:s,s:s,s:s,s:s,s:s?,s:o,s:s,"
-				  "s:s?}",
-				  "id", (json_int_t)db_int(r, row, 1),
-				  "state", db_text(r, row, 2),
-				  "verdict", db_text(r, row, 3),
-				  "repo", db_text(r, row, 4),
-				  "testcase", db_text(r, row, 5),
-				  "good", db_text(r, row, 6),
-				  "bad", db_text(r, row, 7),
-				  "culprit", db_text(r, row, 8),
-				  "change_pct", real_or_null(r, row, 9),
-				  "created_at", db_text(r, row, 10),
-				  "finished_at", db_text(r, row, 11)));
+		    jobs,
+		    json_pack("{s:I,s:s,s:s?,s:s,s:s,s:s,s:s,s:s?,s:o,s:s,"
+			      "s:s?}",
+			      "id", (json_int_t)db_int(r, row, 1), "state",
+			      db_text(r, row, 2), "verdict",
+			      db_text(r, row, 3), "repo", db_text(r, row, 4),
+			      "testcase", db_text(r, row, 5), "good",
+			      db_text(r, row, 6), "bad", db_text(r, row, 7),
+			      "culprit", db_text(r, row, 8), "change_pct",
+			      real_or_null(r, row, 9), "created_at",
+			      db_text(r, row, 10), "finished_at",
+			      db_text(r, row, 11)));
 	}
 	http_json(res, 200,
 		  json_pack("{s:o,s:I,s:I,s:I}", "jobs", jobs, "total",
@@ -274,20 +271,20 @@ static void api_more_jobs_runs(struct http_response *res,
 		if (db_is_null(r, row, 0))
 			continue;
 		json_array_append_new(
-			runs,
-			json_pack("{s:s,s:I,s:s?,s:I,s:o,s:o,s:o,s:s}",
-				  "commit", db_text(r, row, 2), "commit_index",
-				  (json_int_t)db_int(r, row, 1), "worker",
-				  db_text(r, row, 3), "exit_code",
-				  (json_int_t)db_int(r, row, 4), "wall_s",
-				  real_or_null(r, row, 5), "kpi",
-				  real_or_null(r, row, 6), "metrics",
-				  run_metrics(r, row), "created_at",
-				  db_text(r, row, 8)));
+		    runs,
+		    json_pack("{s:s,s:I,s:s?,s:I,s:o,s:o,s:o,s:s}", "commit",
+			      db_text(r, row, 2), "commit_index",
+			      (json_int_t)db_int(r, row, 1), "worker",
+			      db_text(r, row, 3), "exit_code",
+			      (json_int_t)db_int(r, row, 4), "wall_s",
+			      real_or_null(r, row, 5), "kpi",
+			      real_or_null(r, row, 6), "metrics",
+			      run_metrics(r, row), "created_at",
+			      db_text(r, row, 8)));
 	}
-	http_json(res, 200,
-		  json_pack("{s:I,s:o}", "job", (json_int_t)job_id, "runs",
-			    runs));
+	http_json(
+	    res, 200,
+	    json_pack("{s:I,s:o}", "job", (json_int_t)job_id, "runs", runs));
 	PQclear(r);
 }
 
@@ -353,13 +350,12 @@ static int runs_csv_write(FILE *f, const PGresult *r, long long job_id)
 			continue;
 		metrics[row] = run_metrics(r, row);
 		json_object_foreach(metrics[row], name, value)
-			json_object_set_new(all_names, name, json_true());
+		    json_object_set_new(all_names, name, json_true());
 	}
 	names = calloc(json_object_size(all_names) + 1, sizeof(*names));
 	if (names == NULL)
 		goto out;
-	json_object_foreach(all_names, name, value)
-		names[count++] = name;
+	json_object_foreach(all_names, name, value) names[count++] = name;
 	qsort(names, count, sizeof(*names), compare_names);
 	fputs("job,commit_index,commit,worker,exit_code,wall_s,kpi", f);
 	for (i = 0; i < count; i++) {
@@ -381,8 +377,8 @@ static int runs_csv_write(FILE *f, const PGresult *r, long long job_id)
 		csv_number(f, r, row, 6);
 		for (i = 0; i < count; i++) {
 			fputc(',', f);
-			csv_json_number(f, json_object_get(metrics[row],
-							   names[i]));
+			csv_json_number(
+			    f, json_object_get(metrics[row], names[i]));
 		}
 		fputs("\r\n", f);
 	}
@@ -462,11 +458,11 @@ static void api_more_repos_list(struct http_response *res,
 		}
 
 		json_array_append_new(
-			repos, json_pack("{s:I,s:s,s:s?,s:s?,s:s}", "id",
-					 (json_int_t)db_int(r, row, 0), "name",
-					 db_text(r, row, 1), "url", url,
-					 "web_url", db_text(r, row, 3),
-					 "created_at", db_text(r, row, 4)));
+		    repos, json_pack("{s:I,s:s,s:s?,s:s?,s:s}", "id",
+				     (json_int_t)db_int(r, row, 0), "name",
+				     db_text(r, row, 1), "url", url, "web_url",
+				     db_text(r, row, 3), "created_at",
+				     db_text(r, row, 4)));
 		free(url);
 	}
 	PQclear(r);
@@ -506,22 +502,21 @@ static void api_more_testcases_list(struct http_response *res,
 	testcases = json_array();
 	for (row = 0; row < PQntuples(r); row++) {
 		json_array_append_new(
-			testcases,
-			json_pack("{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,"
-				  "s:o,s:o,s:s}",
-				  "id", (json_int_t)db_int(r, row, 0),
-				  "name", db_text(r, row, 1),
-				  "build", db_text(r, row, 2),
-				  "run", db_text(r, row, 3),
-				  "kpi", db_text(r, row, 4),
-				  "higher_is_better", db_bool(r, row, 5),
-				  "min_change_pct", db_double(r, row, 6),
-				  "runs_min", (json_int_t)db_int(r, row, 7),
-				  "runs_max", (json_int_t)db_int(r, row, 8),
-				  "timeout_s", (json_int_t)db_int(r, row, 9),
-				  "params", jsonb_value(r, row, 10),
-				  "monitors", jsonb_value(r, row, 11),
-				  "created_at", db_text(r, row, 12)));
+		    testcases,
+		    json_pack("{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,"
+			      "s:o,s:o,s:s}",
+			      "id", (json_int_t)db_int(r, row, 0), "name",
+			      db_text(r, row, 1), "build", db_text(r, row, 2),
+			      "run", db_text(r, row, 3), "kpi",
+			      db_text(r, row, 4), "higher_is_better",
+			      db_bool(r, row, 5), "min_change_pct",
+			      db_double(r, row, 6), "runs_min",
+			      (json_int_t)db_int(r, row, 7), "runs_max",
+			      (json_int_t)db_int(r, row, 8), "timeout_s",
+			      (json_int_t)db_int(r, row, 9), "params",
+			      jsonb_value(r, row, 10), "monitors",
+			      jsonb_value(r, row, 11), "created_at",
+			      db_text(r, row, 12)));
 	}
 	PQclear(r);
 	http_json(res, 200, json_pack("{s:o}", "testcases", testcases));
@@ -564,22 +559,20 @@ static void api_more_workers_list(struct http_response *res,
 			task = json_null();
 		else
 			task = json_pack(
-				"{s:I,s:I,s:I,s:s,s:s}",
-				"id", (json_int_t)db_int(r, row, 6),
-				"job", (json_int_t)db_int(r, row, 7),
-				"commit_index", (json_int_t)db_int(r, row, 8),
-				"commit", db_text(r, row, 9),
-				"lease_expires_at", db_text(r, row, 10));
+			    "{s:I,s:I,s:I,s:s,s:s}", "id",
+			    (json_int_t)db_int(r, row, 6), "job",
+			    (json_int_t)db_int(r, row, 7), "commit_index",
+			    (json_int_t)db_int(r, row, 8), "commit",
+			    db_text(r, row, 9), "lease_expires_at",
+			    db_text(r, row, 10));
 		json_array_append_new(
-			workers,
-			json_pack("{s:I,s:s,s:s,s:s?,s:s,s:s,s:o}",
-				  "id", (json_int_t)db_int(r, row, 0),
-				  "name", db_text(r, row, 1),
-				  "group", db_text(r, row, 2),
-				  "machine", db_text(r, row, 3),
-				  "registered_at", db_text(r, row, 4),
-				  "last_seen_at", db_text(r, row, 5),
-				  "task", task));
+		    workers,
+		    json_pack("{s:I,s:s,s:s,s:s?,s:s,s:s,s:o}", "id",
+			      (json_int_t)db_int(r, row, 0), "name",
+			      db_text(r, row, 1), "group", db_text(r, row, 2),
+			      "machine", db_text(r, row, 3), "registered_at",
+			      db_text(r, row, 4), "last_seen_at",
+			      db_text(r, row, 5), "task", task));
 	}
 	PQclear(r);
 	http_json(res, 200, json_pack("{s:o}", "workers", workers));
@@ -693,10 +686,10 @@ static void api_more_jobs_rerun(struct http_response *res,
 		http_error(res, 404, "not_found", "no job %lld", job_id);
 		goto out;
 	}
-	body = json_pack("{s:s,s:s,s:s,s:s,s:o}", "repo", db_text(r, 0, 0),
-			 "testcase", db_text(r, 0, 1), "good",
-			 db_text(r, 0, 2), "bad", db_text(r, 0, 3), "notify",
-			 jsonb_value(r, 0, 4));
+	body =
+	    json_pack("{s:s,s:s,s:s,s:s,s:o}", "repo", db_text(r, 0, 0),
+		      "testcase", db_text(r, 0, 1), "good", db_text(r, 0, 2),
+		      "bad", db_text(r, 0, 3), "notify", jsonb_value(r, 0, 4));
 	if (body == NULL) {
 		http_error(res, 500, "internal", "out of memory");
 		goto out;
@@ -765,16 +758,15 @@ out:
 }
 
 const struct http_route api_more_routes[] = {
-	{"GET", "/api/v1/jobs", ROLE_READ, api_more_jobs_list},
-	{"GET", "/api/v1/jobs/{}/runs", ROLE_READ, api_more_jobs_runs},
-	{"GET", "/api/v1/jobs/{}/runs.csv", ROLE_READ,
-	 api_more_jobs_runs_csv},
-	{"POST", "/api/v1/jobs/{}/rerun", ROLE_SUBMIT, api_more_jobs_rerun},
-	{"GET", "/api/v1/repos", ROLE_READ, api_more_repos_list},
-	{"GET", "/api/v1/testcases", ROLE_READ, api_more_testcases_list},
-	{"GET", "/api/v1/workers", ROLE_READ, api_more_workers_list},
-	{"GET", "/api/v1/tokens", ROLE_ADMIN, api_more_tokens_list},
-	{"DELETE", "/api/v1/tokens/{}", ROLE_ADMIN, api_more_tokens_revoke},
-	{"GET", "/api/v1/openapi.yaml", ROLE_NONE, api_more_openapi},
-	{NULL, NULL, ROLE_NONE, NULL},
+    {"GET", "/api/v1/jobs", ROLE_READ, api_more_jobs_list},
+    {"GET", "/api/v1/jobs/{}/runs", ROLE_READ, api_more_jobs_runs},
+    {"GET", "/api/v1/jobs/{}/runs.csv", ROLE_READ, api_more_jobs_runs_csv},
+    {"POST", "/api/v1/jobs/{}/rerun", ROLE_SUBMIT, api_more_jobs_rerun},
+    {"GET", "/api/v1/repos", ROLE_READ, api_more_repos_list},
+    {"GET", "/api/v1/testcases", ROLE_READ, api_more_testcases_list},
+    {"GET", "/api/v1/workers", ROLE_READ, api_more_workers_list},
+    {"GET", "/api/v1/tokens", ROLE_ADMIN, api_more_tokens_list},
+    {"DELETE", "/api/v1/tokens/{}", ROLE_ADMIN, api_more_tokens_revoke},
+    {"GET", "/api/v1/openapi.yaml", ROLE_NONE, api_more_openapi},
+    {NULL, NULL, ROLE_NONE, NULL},
 };

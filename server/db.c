@@ -26,10 +26,10 @@ const char *db_last_failure(void)
 bool db_state_transient(const char *state)
 {
 	static const char *const classes[] = {
-		"08", /* connection exception */
-		"40", /* transaction rollback: serialization, deadlock */
-		"53", /* insufficient resources */
-		"57", /* operator intervention: shutdown, crash recovery */
+	    "08", /* connection exception */
+	    "40", /* transaction rollback: serialization, deadlock */
+	    "53", /* insufficient resources */
+	    "57", /* operator intervention: shutdown, crash recovery */
 	};
 	size_t i;
 
@@ -65,7 +65,8 @@ static void session_setup(PGconn *conn)
 
 PGconn *db_conn(void)
 {
-	if (db_thread_conn != NULL && PQstatus(db_thread_conn) == CONNECTION_OK)
+	if (db_thread_conn != NULL &&
+	    PQstatus(db_thread_conn) == CONNECTION_OK)
 		return db_thread_conn;
 	if (db_thread_conn != NULL) {
 		PQreset(db_thread_conn);
@@ -197,9 +198,9 @@ static int apply_one(PGconn *conn, const char *sql_dir, const char *name)
 	char *sql;
 	int error = -1;
 
-	res = db_exec(conn,
-		      "SELECT 1 FROM schema_migrations WHERE version = $1", 1,
-		      params);
+	res =
+	    db_exec(conn, "SELECT 1 FROM schema_migrations WHERE version = $1",
+		    1, params);
 	if (res == NULL)
 		return -1;
 	if (PQntuples(res) > 0) {
@@ -262,7 +263,8 @@ int db_migrate(PGconn *conn, const char *sql_dir)
 	}
 	error = 0;
 	for (i = 0; i < n; i++) {
-		if (error == 0 && apply_one(conn, sql_dir, entries[i]->d_name) < 0)
+		if (error == 0 &&
+		    apply_one(conn, sql_dir, entries[i]->d_name) < 0)
 			error = -1;
 		free(entries[i]);
 	}
@@ -280,15 +282,15 @@ const char *db_text(const PGresult *res, int row, int col)
 long long db_int(const PGresult *res, int row, int col)
 {
 	return PQgetisnull(res, row, col)
-		       ? 0
-		       : strtoll(PQgetvalue(res, row, col), NULL, 10);
+		   ? 0
+		   : strtoll(PQgetvalue(res, row, col), NULL, 10);
 }
 
 double db_double(const PGresult *res, int row, int col)
 {
 	return PQgetisnull(res, row, col)
-		       ? 0.0
-		       : strtod(PQgetvalue(res, row, col), NULL);
+		   ? 0.0
+		   : strtod(PQgetvalue(res, row, col), NULL);
 }
 
 bool db_bool(const PGresult *res, int row, int col)

@@ -64,7 +64,8 @@ void http_text(struct http_response *res, unsigned status,
 {
 	char *copy = strdup(text);
 
-	set_body(res, status, content_type, copy, copy != NULL ? strlen(copy) : 0);
+	set_body(res, status, content_type, copy,
+		 copy != NULL ? strlen(copy) : 0);
 }
 
 void http_error(struct http_response *res, unsigned status, const char *code,
@@ -351,8 +352,8 @@ enum http_role http_role_from_name(const char *name)
 }
 
 /* -1: the database is down; 0: done (role may be ROLE_NONE). */
-static int authenticate(struct http_server *server,
-			struct http_request *req, const char *header)
+static int authenticate(struct http_server *server, struct http_request *req,
+			const char *header)
 {
 	const char *params[1];
 	PGconn *conn;
@@ -453,8 +454,8 @@ static enum MHD_Result send_response(struct MHD_Connection *connection,
 	enum MHD_Result ret;
 	size_t i;
 
-	response = MHD_create_response_from_buffer(
-		res->body_len, res->body, MHD_RESPMEM_MUST_FREE);
+	response = MHD_create_response_from_buffer(res->body_len, res->body,
+						   MHD_RESPMEM_MUST_FREE);
 	if (response == NULL) {
 		free(res->body);
 		free(res->location);
@@ -503,8 +504,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 		if (ctx->len + *upload_data_size > HTTP_MAX_BODY) {
 			ctx->too_large = true;
 		} else if (!ctx->too_large) {
-			char *grown = realloc(ctx->body,
-					      ctx->len + *upload_data_size + 1);
+			char *grown = realloc(
+			    ctx->body, ctx->len + *upload_data_size + 1);
 
 			if (grown == NULL)
 				return MHD_NO;
@@ -528,9 +529,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 			   HTTP_MAX_BODY);
 	else
 		dispatch(server, &res, &req,
-			 MHD_lookup_connection_value(connection,
-						     MHD_HEADER_KIND,
-						     "Authorization"));
+			 MHD_lookup_connection_value(
+			     connection, MHD_HEADER_KIND, "Authorization"));
 	if (res.body == NULL)
 		http_error(&res, 500, "internal", "no response");
 	return send_response(connection, &res);
@@ -572,12 +572,11 @@ struct http_server *http_start(const char *host, unsigned port,
 		return NULL;
 	}
 	server->daemon = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL,
-		NULL, on_request, server, MHD_OPTION_SOCK_ADDR, &addr,
-		MHD_OPTION_THREAD_POOL_SIZE, threads,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, server,
-		MHD_OPTION_END);
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+	    on_request, server, MHD_OPTION_SOCK_ADDR, &addr,
+	    MHD_OPTION_THREAD_POOL_SIZE, threads,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, server, MHD_OPTION_END);
 	if (server->daemon == NULL) {
 		log_error("cannot listen on %s:%u", host, port);
 		free(server);

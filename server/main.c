@@ -22,16 +22,17 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: statbisect-server --db CONNINFO --listen HOST:PORT\n"
-		"           [--mail-dir DIR] [--smtp-url URL] [--data-dir DIR]\n"
-		"           [--sql-dir DIR] [--base-url URL] [--threads N]\n"
-		"           [--lease-seconds N] [--smtp-retry-max SECONDS]\n"
-		"environment: STATBISECT_DB, STATBISECT_LISTEN,"
-		" STATBISECT_SMTP_URL,\n"
-		"  STATBISECT_MAIL_FROM, STATBISECT_ADMIN_TOKEN,"
-		" STATBISECT_BASE_URL,\n"
-		"  STATBISECT_SMTP_RETRY_MAX\n");
+	fprintf(
+	    out,
+	    "usage: statbisect-server --db CONNINFO --listen HOST:PORT\n"
+	    "           [--mail-dir DIR] [--smtp-url URL] [--data-dir DIR]\n"
+	    "           [--sql-dir DIR] [--base-url URL] [--threads N]\n"
+	    "           [--lease-seconds N] [--smtp-retry-max SECONDS]\n"
+	    "environment: STATBISECT_DB, STATBISECT_LISTEN,"
+	    " STATBISECT_SMTP_URL,\n"
+	    "  STATBISECT_MAIL_FROM, STATBISECT_ADMIN_TOKEN,"
+	    " STATBISECT_BASE_URL,\n"
+	    "  STATBISECT_SMTP_RETRY_MAX\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -84,18 +85,18 @@ static int connect_and_migrate(const char *sql_dir)
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"db", required_argument, NULL, 'd'},
-		{"listen", required_argument, NULL, 'l'},
-		{"mail-dir", required_argument, NULL, 'm'},
-		{"smtp-url", required_argument, NULL, 's'},
-		{"data-dir", required_argument, NULL, 'D'},
-		{"sql-dir", required_argument, NULL, 'q'},
-		{"base-url", required_argument, NULL, 'b'},
-		{"threads", required_argument, NULL, 't'},
-		{"lease-seconds", required_argument, NULL, 'L'},
-		{"smtp-retry-max", required_argument, NULL, 'R'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"db", required_argument, NULL, 'd'},
+	    {"listen", required_argument, NULL, 'l'},
+	    {"mail-dir", required_argument, NULL, 'm'},
+	    {"smtp-url", required_argument, NULL, 's'},
+	    {"data-dir", required_argument, NULL, 'D'},
+	    {"sql-dir", required_argument, NULL, 'q'},
+	    {"base-url", required_argument, NULL, 'b'},
+	    {"threads", required_argument, NULL, 't'},
+	    {"lease-seconds", required_argument, NULL, 'L'},
+	    {"smtp-retry-max", required_argument, NULL, 'R'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *db = env_or("STATBISECT_DB", NULL);
 	const char *listen = env_or("STATBISECT_LISTEN", "127.0.0.1:8080");
@@ -112,12 +113,11 @@ int main(int argc, char **argv)
 	server_config.data_dir = "var/data";
 	server_config.mail_dir = "var/mail";
 	server_config.smtp_url = env_or("STATBISECT_SMTP_URL", NULL);
-	server_config.mail_from =
-		env_or("STATBISECT_MAIL_FROM",
-		       "statbisect robot <statbisect@localhost>");
+	server_config.mail_from = env_or(
+	    "STATBISECT_MAIL_FROM", "statbisect robot <statbisect@localhost>");
 	server_config.lease_seconds = 60;
 	server_config.smtp_retry_max =
-		(unsigned)atoi(env_or("STATBISECT_SMTP_RETRY_MAX", "3600"));
+	    (unsigned)atoi(env_or("STATBISECT_SMTP_RETRY_MAX", "3600"));
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
@@ -185,10 +185,12 @@ int main(int argc, char **argv)
 		base_url = url;
 	}
 	server_config.base_url = base_url;
-	server_config.mail_from_address = plain_address(server_config.mail_from);
+	server_config.mail_from_address =
+	    plain_address(server_config.mail_from);
 	if (!report_address_is_valid(server_config.mail_from_address)) {
-		fprintf(stderr, "statbisect-server: STATBISECT_MAIL_FROM '%s' "
-				"has no plain address\n",
+		fprintf(stderr,
+			"statbisect-server: STATBISECT_MAIL_FROM '%s' "
+			"has no plain address\n",
 			server_config.mail_from);
 		goto out;
 	}
@@ -239,9 +241,9 @@ int main(int argc, char **argv)
 
 		log_info("listening on %s:%u (%s), reports %s", host, port,
 			 base_url,
-			 shown ? shown
-			       : server_config.smtp_url ? "over SMTP"
-							: server_config.mail_dir);
+			 shown			  ? shown
+			 : server_config.smtp_url ? "over SMTP"
+						  : server_config.mail_dir);
 		free(shown);
 	}
 	sigwait(&signals, &sig);

@@ -46,8 +46,8 @@ void queue_register(struct http_response *res, struct http_request *req)
 	group = json_object_get(body, "group");
 	machine = json_object_get(body, "machine");
 	if (!short_text(name, 128) || json_string_length(name) == 0 ||
-	    (group != NULL && (!short_text(group, 64) ||
-			       json_string_length(group) == 0)) ||
+	    (group != NULL &&
+	     (!short_text(group, 64) || json_string_length(group) == 0)) ||
 	    (machine != NULL && !short_text(machine, 512))) {
 		http_error(res, 400, "invalid_field",
 			   "'name' (1-128 chars), optional 'group' (1-64) and "
@@ -59,12 +59,13 @@ void queue_register(struct http_response *res, struct http_request *req)
 	params[1] = group != NULL ? json_string_value(group) : "default";
 	params[2] = machine != NULL ? json_string_value(machine) : NULL;
 	params[3] = req->token_id > 0 ? token : NULL;
-	r = db_exec(db_conn(),
-		    "INSERT INTO workers (name, grp, machine, token_id)"
-		    " VALUES ($1, $2, $3, $4) ON CONFLICT (name, grp) DO UPDATE"
-		    " SET machine = EXCLUDED.machine, token_id ="
-		    " EXCLUDED.token_id, last_seen_at = now() RETURNING id",
-		    4, params);
+	r = db_exec(
+	    db_conn(),
+	    "INSERT INTO workers (name, grp, machine, token_id)"
+	    " VALUES ($1, $2, $3, $4) ON CONFLICT (name, grp) DO UPDATE"
+	    " SET machine = EXCLUDED.machine, token_id ="
+	    " EXCLUDED.token_id, last_seen_at = now() RETURNING id",
+	    4, params);
 	if (r == NULL) {
 		http_db_failed(res);
 		goto out;
@@ -117,28 +118,29 @@ static int load_plan(json_t **out, PGconn *conn, const char *task_id)
 	PGresult *r;
 	int i;
 
-	r = db_exec(conn,
-		    "SELECT (p.e->>'idx')::int, c.sha, (p.e->>'runs')::int,"
-		    " p.e->>'purpose', t.interleave"
-		    " FROM tasks t CROSS JOIN LATERAL"
-		    " jsonb_array_elements(CASE WHEN jsonb_array_length(t.plan)"
-		    " > 0 THEN t.plan ELSE jsonb_build_array(jsonb_build_object("
-		    "'idx', t.commit_idx, 'runs', t.runs_wanted, 'purpose',"
-		    " 'search')) END) WITH ORDINALITY AS p(e, ord)"
-		    " JOIN job_commits c ON c.job_id = t.job_id"
-		    " AND c.idx = (p.e->>'idx')::int"
-		    " WHERE t.id = $1 ORDER BY p.ord",
-		    1, params);
+	r = db_exec(
+	    conn,
+	    "SELECT (p.e->>'idx')::int, c.sha, (p.e->>'runs')::int,"
+	    " p.e->>'purpose', t.interleave"
+	    " FROM tasks t CROSS JOIN LATERAL"
+	    " jsonb_array_elements(CASE WHEN jsonb_array_length(t.plan)"
+	    " > 0 THEN t.plan ELSE jsonb_build_array(jsonb_build_object("
+	    "'idx', t.commit_idx, 'runs', t.runs_wanted, 'purpose',"
+	    " 'search')) END) WITH ORDINALITY AS p(e, ord)"
+	    " JOIN job_commits c ON c.job_id = t.job_id"
+	    " AND c.idx = (p.e->>'idx')::int"
+	    " WHERE t.id = $1 ORDER BY p.ord",
+	    1, params);
 	if (r == NULL)
 		return -1;
 	list = json_array();
 	for (i = 0; i < PQntuples(r); i++)
 		json_array_append_new(
-			list, json_pack("{s:I,s:s,s:I,s:s}", "index",
-					(json_int_t)db_int(r, i, 0), "commit",
-					db_text(r, i, 1), "runs",
-					(json_int_t)db_int(r, i, 2), "purpose",
-					db_text(r, i, 3)));
+		    list, json_pack("{s:I,s:s,s:I,s:s}", "index",
+				    (json_int_t)db_int(r, i, 0), "commit",
+				    db_text(r, i, 1), "runs",
+				    (json_int_t)db_int(r, i, 2), "purpose",
+				    db_text(r, i, 3)));
 	PQclear(r);
 	if (json_array_size(list) == 0) {
 		json_decref(list);
@@ -163,9 +165,9 @@ static int attach_plan(PGconn *conn, json_t *task, const char *task_id)
 	json_object_set(task, "runs", json_object_get(first, "runs"));
 	r = db_exec(conn, "SELECT interleave FROM tasks WHERE id = $1", 1,
 		    params);
-	json_object_set_new(task, "interleave",
-			    json_boolean(r != NULL && PQntuples(r) == 1 &&
-					 db_bool(r, 0, 0)));
+	json_object_set_new(
+	    task, "interleave",
+	    json_boolean(r != NULL && PQntuples(r) == 1 && db_bool(r, 0, 0)));
 	PQclear(r);
 	json_object_set_new(task, "commits", plan);
 	return 0;
@@ -234,37 +236,38 @@ void queue_claim(struct http_response *res, struct http_request *req)
 			goto failed;
 		}
 		PQclear(d);
-		d = db_exec(conn,
-			    "SELECT c.sha, rp.name, rp.url, t.build, t.run,"
-			    " t.kpi, t.timeout_s, t.monitors, t.name,"
-			    " t.params"
-			    " FROM job_commits c JOIN jobs j ON j.id = c.job_id"
-			    " JOIN repos rp ON rp.id = j.repo_id"
-			    " JOIN testcases t ON t.id = j.testcase_id"
-			    " WHERE c.job_id = $1 AND c.idx = $2",
-			    2, q);
+		d = db_exec(
+		    conn,
+		    "SELECT c.sha, rp.name, rp.url, t.build, t.run,"
+		    " t.kpi, t.timeout_s, t.monitors, t.name,"
+		    " t.params"
+		    " FROM job_commits c JOIN jobs j ON j.id = c.job_id"
+		    " JOIN repos rp ON rp.id = j.repo_id"
+		    " JOIN testcases t ON t.id = j.testcase_id"
+		    " WHERE c.job_id = $1 AND c.idx = $2",
+		    2, q);
 		if (d == NULL || PQntuples(d) != 1) {
 			PQclear(d);
 			PQclear(r);
 			goto failed;
 		}
 		task = json_pack(
-			"{s:I,s:I,s:I,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,"
-			"s:I,s:o,s:o},s:I,s:i}",
-			"id", (json_int_t)db_int(r, 0, 0), "lease",
-			(json_int_t)db_int(r, 0, 1), "job",
-			(json_int_t)db_int(r, 0, 2), "commit",
-			db_text(d, 0, 0), "repo", "name", db_text(d, 0, 1),
-			"url", db_text(d, 0, 2), "testcase", "name",
-			db_text(d, 0, 8), "build", db_text(d, 0, 3), "run",
-			db_text(d, 0, 4), "kpi", db_text(d, 0, 5),
-			"timeout_s", (json_int_t)db_int(d, 0, 6), "monitors",
-			json_loads(db_text(d, 0, 7), 0, &e), "params",
-			json_loads(db_text(d, 0, 9), 0, &e), "runs",
-			(json_int_t)db_int(r, 0, 4), "lease_seconds",
-			server_config.lease_seconds);
+		    "{s:I,s:I,s:I,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,"
+		    "s:I,s:o,s:o},s:I,s:i}",
+		    "id", (json_int_t)db_int(r, 0, 0), "lease",
+		    (json_int_t)db_int(r, 0, 1), "job",
+		    (json_int_t)db_int(r, 0, 2), "commit", db_text(d, 0, 0),
+		    "repo", "name", db_text(d, 0, 1), "url", db_text(d, 0, 2),
+		    "testcase", "name", db_text(d, 0, 8), "build",
+		    db_text(d, 0, 3), "run", db_text(d, 0, 4), "kpi",
+		    db_text(d, 0, 5), "timeout_s", (json_int_t)db_int(d, 0, 6),
+		    "monitors", json_loads(db_text(d, 0, 7), 0, &e), "params",
+		    json_loads(db_text(d, 0, 9), 0, &e), "runs",
+		    (json_int_t)db_int(r, 0, 4), "lease_seconds",
+		    server_config.lease_seconds);
 		PQclear(d);
-		if (task != NULL && attach_plan(conn, task, db_text(r, 0, 0)) < 0) {
+		if (task != NULL &&
+		    attach_plan(conn, task, db_text(r, 0, 0)) < 0) {
 			json_decref(task);
 			PQclear(r);
 			goto failed;
@@ -422,10 +425,10 @@ static int store_runs(struct http_response *res, PGconn *conn,
 	json_array_foreach(runs, i, run)
 	{
 		json_t *index = json_object_get(run, "commit_index");
-		json_t *entry = index == NULL
-					? json_array_get(plan, 0)
-					: plan_entry(plan,
-						     json_integer_value(index));
+		json_t *entry =
+		    index == NULL
+			? json_array_get(plan, 0)
+			: plan_entry(plan, json_integer_value(index));
 		json_t *metrics = json_object_get(run, "metrics");
 		json_t *exit_code = json_object_get(run, "exit_code");
 		json_t *wall = json_object_get(run, "wall_s");
@@ -454,20 +457,20 @@ static int store_runs(struct http_response *res, PGconn *conn,
 			goto fail;
 		}
 		k = (size_t)plan_find(
-			plan, json_integer_value(json_object_get(entry, "index")));
+		    plan, json_integer_value(json_object_get(entry, "index")));
 		if (++stored[k] > (size_t)json_integer_value(
-					  json_object_get(entry, "runs"))) {
+				      json_object_get(entry, "runs"))) {
 			http_error(res, 400, "invalid_run",
 				   "more runs of commit %lld than task %s "
 				   "asked for",
 				   (long long)json_integer_value(
-					   json_object_get(entry, "index")),
+				       json_object_get(entry, "index")),
 				   task_id);
 			goto fail;
 		}
 		snprintf(idx_text, sizeof(idx_text), "%lld",
 			 (long long)json_integer_value(
-				 json_object_get(entry, "index")));
+			     json_object_get(entry, "index")));
 		json_object_foreach(metrics, name, value)
 		{
 			if (!json_is_number(value) ||
@@ -495,12 +498,13 @@ static int store_runs(struct http_response *res, PGconn *conn,
 		params[2] = idx_text;
 		params[3] = worker_text;
 		params[4] = value != NULL && json_integer_value(exit_code) == 0
-				    ? kpi_text
-				    : NULL;
+				? kpi_text
+				: NULL;
 		params[5] = metrics_text;
 		params[6] = exit_text;
 		params[7] = wall_text;
-		params[8] = json_string_value(json_object_get(entry, "purpose"));
+		params[8] =
+		    json_string_value(json_object_get(entry, "purpose"));
 		r = db_exec(conn,
 			    "INSERT INTO runs (job_id, task_id, commit_idx,"
 			    " worker_id, kpi, metrics, exit_code, wall_s,"
@@ -533,15 +537,14 @@ static int store_build_failures(struct http_response *res, PGconn *conn,
 	json_t *f;
 
 	snprintf(job_text, sizeof(job_text), "%lld", job_id);
-	if (failures == NULL && json_is_true(json_object_get(body,
-							     "build_failed")))
+	if (failures == NULL &&
+	    json_is_true(json_object_get(body, "build_failed")))
 		failures = json_pack(
-			"[{s:O,s:O}]", "commit_index",
-			json_object_get(json_array_get(plan, 0), "index"),
-			"log",
-			json_object_get(body, "build_log") != NULL
-				? json_object_get(body, "build_log")
-				: json_string(""));
+		    "[{s:O,s:O}]", "commit_index",
+		    json_object_get(json_array_get(plan, 0), "index"), "log",
+		    json_object_get(body, "build_log") != NULL
+			? json_object_get(body, "build_log")
+			: json_string(""));
 	else
 		json_incref(failures);
 	if (failures != NULL && !json_is_array(failures))
@@ -571,8 +574,8 @@ static int store_build_failures(struct http_response *res, PGconn *conn,
 			return -1;
 		}
 		PQclear(r);
-		log_info("job %lld: commit %s does not build; skipped",
-			 job_id, idx_text);
+		log_info("job %lld: commit %s does not build; skipped", job_id,
+			 idx_text);
 	}
 	json_decref(failures);
 	return 0;

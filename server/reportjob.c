@@ -661,8 +661,8 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	bool culprit = (res->verdict == BISECT_REGRESSION ||
 			res->verdict == BISECT_IMPROVEMENT) &&
 		       which < res->culprit_count;
-	const struct bisect_culprit *cul = culprit ? &res->culprits[which]
-						   : NULL;
+	const struct bisect_culprit *cul =
+	    culprit ? &res->culprits[which] : NULL;
 	size_t base_idx = culprit ? cul->parent : 0;
 	size_t new_idx = culprit ? cul->commit : job->count - 1;
 	struct report_change changes[REPORTJOB_CHANGES_MAX];
@@ -724,16 +724,16 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 		      : kind_of(res->verdict);
 	if (culprit && res->culprit_count > 1) {
 		size_t k, n = res->culprit_count < REPORTJOB_CHANGES_MAX
-				      ? res->culprit_count
-				      : REPORTJOB_CHANGES_MAX;
+				  ? res->culprit_count
+				  : REPORTJOB_CHANGES_MAX;
 
 		for (k = 0; k < n; k++) {
 			const struct bisect_culprit *o = &res->culprits[k];
 
 			changes[k].sha = job->commits[o->commit].sha;
-			other_subjects[k] = clean_line(
-			    job->commits[o->commit].subject,
-			    REPORTJOB_TEXT_MAX);
+			other_subjects[k] =
+			    clean_line(job->commits[o->commit].subject,
+				       REPORTJOB_TEXT_MAX);
 			changes[k].subject = other_subjects[k];
 			changes[k].kind = o->regression ? REPORT_REGRESSION
 							: REPORT_IMPROVEMENT;
@@ -772,13 +772,14 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	if (!(in.confidence <= 1))
 		in.confidence = -1.0;
 	in.change_ci95_given = true;
-	in.change_ci95_lo = culprit ? cul->change_ci95_lo : res->change_ci95_lo;
-	in.change_ci95_hi = culprit ? cul->change_ci95_hi : res->change_ci95_hi;
+	in.change_ci95_lo =
+	    culprit ? cul->change_ci95_lo : res->change_ci95_lo;
+	in.change_ci95_hi =
+	    culprit ? cul->change_ci95_hi : res->change_ci95_hi;
 	/* The KPI row shows the one estimate (lib/estimate.h) that the
 	 * subject shows, over the same runs, not a change of its own. */
 	if (row_count > 0 && strcmp(rows[0].metric, facts.kpi) == 0 &&
-	    !report_metric_is_absolute(facts.kpi) &&
-	    isfinite(in.change_pct)) {
+	    !report_metric_is_absolute(facts.kpi) && isfinite(in.change_pct)) {
 		rows[0].change_given = true;
 		rows[0].change = in.change_pct;
 	}
@@ -795,8 +796,8 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	if (in.kind == REPORT_INCONCLUSIVE && in.reason == NULL &&
 	    res->verdict != BISECT_INCONCLUSIVE)
 		in.reason = "the search named no culprit";
-	for (i = 0; i < job->count &&
-		    build_log_count < REPORTJOB_BUILD_LOGS_MAX;
+	for (i = 0;
+	     i < job->count && build_log_count < REPORTJOB_BUILD_LOGS_MAX;
 	     i++) {
 		if (!job->commits[i].build_failed)
 			continue;

@@ -6,20 +6,20 @@
 
 /* The core contract routes; the route tables of other files follow. */
 static const struct http_route core_routes[] = {
-	{"GET", "/healthz", ROLE_NONE, api_healthz},
-	{"POST", "/api/v1/tokens", ROLE_ADMIN, api_tokens_create},
-	{"POST", "/api/v1/repos", ROLE_ADMIN, api_repos_create},
-	{"POST", "/api/v1/testcases", ROLE_ADMIN, api_testcases_create},
-	{"POST", "/api/v1/jobs", ROLE_SUBMIT, api_jobs_create},
-	{"GET", "/api/v1/jobs/{}", ROLE_READ, api_jobs_get},
-	{"DELETE", "/api/v1/jobs/{}", ROLE_SUBMIT, api_jobs_cancel},
-	{"GET", "/api/v1/jobs/{}/report", ROLE_READ, api_jobs_report},
-	{"GET", "/api/v1/jobs/{}/commits/{}/log", ROLE_READ, commitlog_get},
-	{"POST", "/api/v1/workers", ROLE_WORKER, queue_register},
-	{"POST", "/api/v1/workers/{}/claim", ROLE_WORKER, queue_claim},
-	{"POST", "/api/v1/tasks/{}/heartbeat", ROLE_WORKER, queue_heartbeat},
-	{"POST", "/api/v1/tasks/{}/result", ROLE_WORKER, queue_result},
-	{NULL, NULL, ROLE_NONE, NULL},
+    {"GET", "/healthz", ROLE_NONE, api_healthz},
+    {"POST", "/api/v1/tokens", ROLE_ADMIN, api_tokens_create},
+    {"POST", "/api/v1/repos", ROLE_ADMIN, api_repos_create},
+    {"POST", "/api/v1/testcases", ROLE_ADMIN, api_testcases_create},
+    {"POST", "/api/v1/jobs", ROLE_SUBMIT, api_jobs_create},
+    {"GET", "/api/v1/jobs/{}", ROLE_READ, api_jobs_get},
+    {"DELETE", "/api/v1/jobs/{}", ROLE_SUBMIT, api_jobs_cancel},
+    {"GET", "/api/v1/jobs/{}/report", ROLE_READ, api_jobs_report},
+    {"GET", "/api/v1/jobs/{}/commits/{}/log", ROLE_READ, commitlog_get},
+    {"POST", "/api/v1/workers", ROLE_WORKER, queue_register},
+    {"POST", "/api/v1/workers/{}/claim", ROLE_WORKER, queue_claim},
+    {"POST", "/api/v1/tasks/{}/heartbeat", ROLE_WORKER, queue_heartbeat},
+    {"POST", "/api/v1/tasks/{}/result", ROLE_WORKER, queue_result},
+    {NULL, NULL, ROLE_NONE, NULL},
 };
 
 struct http_route *server_routes(void)
@@ -41,4 +41,3 @@ struct http_route *server_routes(void)
 			all[n++] = tables[t][i];
 	return all;
 }
-

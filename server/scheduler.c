@@ -128,7 +128,8 @@ static int load_commits(struct sched_job *job, PGconn *conn,
 			} else if (list != NULL) {
 				while (*list != '\0') {
 					char *end;
-					unsigned long p = strtoul(list, &end, 10);
+					unsigned long p =
+					    strtoul(list, &end, 10);
 
 					if (end == list || p >= i) {
 						PQclear(r);
@@ -139,8 +140,8 @@ static int load_commits(struct sched_job *job, PGconn *conn,
 				}
 			}
 			job->input[i].parent_count =
-				(size_t)(&job->parents[used] -
-					 job->input[i].parents);
+			    (size_t)(&job->parents[used] -
+				     job->input[i].parents);
 		}
 		if (c->idx != (long long)i || c->subject == NULL ||
 		    c->author_name == NULL || c->author_email == NULL) {
@@ -213,8 +214,8 @@ static int load_runs(struct sched_job *job, PGconn *conn, const char *id_text)
 		/* A benchmark that keeps failing on a commit is treated like
 		 * a failed build: the commit is skipped, not blamed. */
 		job->input[i].build_failed =
-			job->commits[i].build_failed ||
-			job->commits[i].failed_runs >= job->opts.runs_min;
+		    job->commits[i].build_failed ||
+		    job->commits[i].failed_runs >= job->opts.runs_min;
 	}
 	free(fill);
 	PQclear(r);
@@ -258,11 +259,11 @@ static int queue_tasks(PGconn *conn, const struct sched_job *job)
 		const struct bisect_request *q = &res->requests[i];
 
 		json_array_append_new(
-			plan, json_pack("{s:I,s:I,s:s}", "idx",
-					(json_int_t)q->commit, "runs",
-					(json_int_t)q->runs, "purpose",
-					q->purpose == BISECT_CONFIRM ? "confirm"
-								     : "search"));
+		    plan,
+		    json_pack("{s:I,s:I,s:s}", "idx", (json_int_t)q->commit,
+			      "runs", (json_int_t)q->runs, "purpose",
+			      q->purpose == BISECT_CONFIRM ? "confirm"
+							   : "search"));
 		total += q->runs;
 		log_info("job %lld: %zu %s runs of %.12s", job->id, q->runs,
 			 q->purpose == BISECT_CONFIRM ? "confirmation"
@@ -277,8 +278,8 @@ static int queue_tasks(PGconn *conn, const struct sched_job *job)
 	snprintf(idx, sizeof(idx), "%zu", res->requests[0].commit);
 	snprintf(runs, sizeof(runs), "%zu", total);
 	params[3] = plan_text;
-	params[4] = res->interleave && res->request_count > 1 ? "true"
-							       : "false";
+	params[4] =
+	    res->interleave && res->request_count > 1 ? "true" : "false";
 	r = db_exec(conn,
 		    "INSERT INTO tasks (job_id, commit_idx, runs_wanted, plan,"
 		    " interleave) VALUES ($1, $2, $3, $4, $5)",
@@ -313,10 +314,11 @@ static json_t *culprits_json(const struct sched_job *job)
 		for (k = 0; c->ambiguous_count > 1 && k < c->ambiguous_count;
 		     k++)
 			json_array_append_new(
-				ambiguous,
-				json_string(job->commits[res->ambiguous
-								 [c->ambiguous_first + k]]
-						    .sha));
+			    ambiguous,
+			    json_string(
+				job->commits
+				    [res->ambiguous[c->ambiguous_first + k]]
+					.sha));
 		item = json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:b,s:s,s:o}",
 				 "commit", job->commits[c->commit].sha,
 				 "parent", job->commits[c->parent].sha,
@@ -327,9 +329,10 @@ static json_t *culprits_json(const struct sched_job *job)
 				 c->regression ? "regression" : "improvement",
 				 "ambiguous", ambiguous);
 		if (item != NULL)
-			json_object_set_new(item, "change_ci95",
-					    sched_ci95_json(c->change_ci95_lo,
-							    c->change_ci95_hi));
+			json_object_set_new(
+			    item, "change_ci95",
+			    sched_ci95_json(c->change_ci95_lo,
+					    c->change_ci95_hi));
 		json_array_append_new(list, item);
 	}
 	return list;
@@ -404,17 +407,17 @@ static int finish_job(PGconn *conn, const struct sched_job *job,
 	params[3] = found ? job->commits[first->parent].sha : NULL;
 	params[4] = change;
 	params[5] = p;
-	params[6] = cause != NULL	? cause
+	params[6] = cause != NULL	  ? cause
 		    : res->reason != NULL ? res->reason
 		    : !found && strcmp(params[1], "inconclusive") == 0 &&
-			      res->verdict != BISECT_INCONCLUSIVE
+			    res->verdict != BISECT_INCONCLUSIVE
 			? "the search named no culprit"
 		    : found && first->ambiguous_count > 1
-			    ? "commits next to the culprit could not be built; "
-			      "the culprit may be any of them"
+			? "commits next to the culprit could not be built; "
+			  "the culprit may be any of them"
 		    : found && !first->confirmed && job->opts.confirm
-			    ? "fresh runs did not confirm the culprit"
-			    : NULL;
+			? "fresh runs did not confirm the culprit"
+			: NULL;
 	params[7] = culprits;
 	params[8] = confidence;
 	snprintf(ci_lo, sizeof(ci_lo), "%.17g", lo);

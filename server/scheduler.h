@@ -31,8 +31,8 @@ struct sched_job {
 	size_t count;
 	struct sched_commit *commits;
 	struct bisect_commit *input; /* engine input, one per commit */
-	double *values;              /* storage behind the runs' values */
-	size_t *parents;             /* storage behind input[].parents */
+	double *values;		     /* storage behind the runs' values */
+	size_t *parents;	     /* storage behind input[].parents */
 	enum bisect_class *classes;
 	struct bisect_result result;
 };

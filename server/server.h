@@ -8,13 +8,13 @@
 #include "http.h"
 
 struct server_config {
-	const char *data_dir;   /* mirrors live in data_dir/repos */
-	const char *base_url;   /* how people reach this server */
-	const char *mail_dir;   /* Maildir for reports without SMTP */
-	const char *smtp_url;   /* smtp://host:port, or NULL */
-	const char *mail_from;  /* "statbisect robot <...>" */
+	const char *data_dir;	       /* mirrors live in data_dir/repos */
+	const char *base_url;	       /* how people reach this server */
+	const char *mail_dir;	       /* Maildir for reports without SMTP */
+	const char *smtp_url;	       /* smtp://host:port, or NULL */
+	const char *mail_from;	       /* "statbisect robot <...>" */
 	const char *mail_from_address; /* the plain address of mail_from */
-	unsigned lease_seconds; /* a claimed task's lease */
+	unsigned lease_seconds;	       /* a claimed task's lease */
 	unsigned smtp_retry_max; /* longest wait between mail attempts, s */
 };
 
@@ -40,8 +40,7 @@ void api_job_create(struct http_response *res, struct http_request *req,
 void api_healthz(struct http_response *res, struct http_request *req);
 void api_tokens_create(struct http_response *res, struct http_request *req);
 void api_repos_create(struct http_response *res, struct http_request *req);
-void api_testcases_create(struct http_response *res,
-			  struct http_request *req);
+void api_testcases_create(struct http_response *res, struct http_request *req);
 void api_jobs_create(struct http_response *res, struct http_request *req);
 void api_jobs_get(struct http_response *res, struct http_request *req);
 void api_jobs_report(struct http_response *res, struct http_request *req);

@@ -257,9 +257,9 @@ static void render_form(struct http_response *res, unsigned status,
 static void web_jobs_change(char *buf, size_t size, json_t *job)
 {
 	json_t *ci = json_object_get(job, "change_ci95");
-	int n = snprintf(
-	    buf, size, "%+.1f%%",
-	    json_number_value(json_object_get(job, "change_pct")));
+	int n =
+	    snprintf(buf, size, "%+.1f%%",
+		     json_number_value(json_object_get(job, "change_pct")));
 
 	if (n > 0 && (size_t)n < size && json_is_array(ci) &&
 	    json_is_number(json_array_get(ci, 0)) &&
@@ -694,10 +694,10 @@ static json_t *outcome_label(json_t *outcome)
 			strbuf_printf(&b, "run crashed (signal %lld)",
 				      (long long)json_integer_value(signal));
 		else
-			strbuf_printf(&b, "run crashed (exit status %lld)",
-				      (long long)json_integer_value(
-					  json_object_get(outcome,
-							  "exit_code")));
+			strbuf_printf(
+			    &b, "run crashed (exit status %lld)",
+			    (long long)json_integer_value(
+				json_object_get(outcome, "exit_code")));
 	} else if (strcmp(status, "timed_out") == 0) {
 		strbuf_append(&b, "run timed out");
 	} else if (strcmp(status, "no_kpi") == 0) {
@@ -766,19 +766,18 @@ static json_t *bisection_path(PGconn *conn, json_t *job, const char *id,
 				 median);
 		snprintf(log_href, sizeof(log_href), "/jobs/%s/commits/%s/log",
 			 id, db_text(r, row, 1));
-		entry =
-		    json_pack("{s:I,s:I,s:s,s:o,s:s,s:s,s:o,s:I,s:s,s:s}",
-			      "step", (json_int_t)row + 1, "index",
-			      (json_int_t)db_int(r, row, 0), "sha",
-			      db_text(r, row, 1), "short",
-			      short_sha(db_text(r, row, 1)), "subject",
-			      db_text(r, row, 2), "author", db_text(r, row, 3),
-			      "link", commit_link(web_url, db_text(r, row, 1)),
-			      "runs", (json_int_t)json_array_size(runs),
-			      "median", median_text, "class",
-			      c != NULL ? json_string_value(json_object_get(
-					      c, "classification"))
-					: "untested");
+		entry = json_pack(
+		    "{s:I,s:I,s:s,s:o,s:s,s:s,s:o,s:I,s:s,s:s}", "step",
+		    (json_int_t)row + 1, "index",
+		    (json_int_t)db_int(r, row, 0), "sha", db_text(r, row, 1),
+		    "short", short_sha(db_text(r, row, 1)), "subject",
+		    db_text(r, row, 2), "author", db_text(r, row, 3), "link",
+		    commit_link(web_url, db_text(r, row, 1)), "runs",
+		    (json_int_t)json_array_size(runs), "median", median_text,
+		    "class",
+		    c != NULL ? json_string_value(
+				    json_object_get(c, "classification"))
+			      : "untested");
 		json_decref(runs);
 		if (entry == NULL)
 			continue;
@@ -941,8 +940,8 @@ static json_t *job_context(PGconn *conn, long long job_id,
 		{
 			const char *sha =
 			    json_string_value(json_object_get(c, "commit"));
-			const char *dir = json_string_value(
-			    json_object_get(c, "direction"));
+			const char *dir =
+			    json_string_value(json_object_get(c, "direction"));
 
 			if (sha == NULL)
 				continue;
@@ -1130,9 +1129,9 @@ void web_commit_log(struct http_response *res, struct http_request *req)
 	snprintf(title, sizeof(title), "Job %lld, commit %.12s",
 		 (long long)json_integer_value(json_object_get(reply, "job")),
 		 json_string_value(json_object_get(reply, "commit")));
-	ctx = json_pack("{s:s,s:O,s:o}", "title", title, "log", reply,
-			"outcome",
-			outcome_label(json_object_get(reply, "outcome")));
+	ctx =
+	    json_pack("{s:s,s:O,s:o}", "title", title, "log", reply, "outcome",
+		      outcome_label(json_object_get(reply, "outcome")));
 	web_render(res, 200, "commit_log", ctx, &session, "jobs");
 out:
 	json_decref(reply);

@@ -37,7 +37,7 @@ struct client *client_new(const char *base_url, const char *token)
 		c->base_url[strlen(c->base_url) - 1] = '\0';
 	c->headers = curl_slist_append(NULL, auth);
 	c->headers =
-		curl_slist_append(c->headers, "Content-Type: application/json");
+	    curl_slist_append(c->headers, "Content-Type: application/json");
 	free(auth);
 	return c;
 }
@@ -52,8 +52,8 @@ void client_free(struct client *c)
 	free(c);
 }
 
-int client_post(struct client *c, const char *path, json_t *body,
-		long *status, json_t **reply, char **err)
+int client_post(struct client *c, const char *path, json_t *body, long *status,
+		json_t **reply, char **err)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct curlbody b = CURLBODY_INIT(CLIENT_MAX_REPLY);
@@ -81,8 +81,8 @@ int client_post(struct client *c, const char *path, json_t *body,
 	free(url);
 	free(text);
 	if (rc != CURLE_OK) {
-		if (asprintf(err, "%s", errbuf[0] ? errbuf
-						  : curl_easy_strerror(rc)) < 0)
+		if (asprintf(err, "%s",
+			     errbuf[0] ? errbuf : curl_easy_strerror(rc)) < 0)
 			*err = NULL;
 		curlbody_clear(&b);
 		return -1;
@@ -97,7 +97,7 @@ int client_post(struct client *c, const char *path, json_t *body,
 const char *client_error_message(json_t *reply)
 {
 	const char *m = json_string_value(
-		json_object_get(json_object_get(reply, "error"), "message"));
+	    json_object_get(json_object_get(reply, "error"), "message"));
 
 	return m != NULL ? m : "no error message";
 }

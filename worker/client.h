@@ -18,8 +18,8 @@ void client_free(struct client *c);
  * Returns -1 with a malloc'd message in *err when the server could not be
  * reached.
  */
-int client_post(struct client *c, const char *path, json_t *body,
-		long *status, json_t **reply, char **err);
+int client_post(struct client *c, const char *path, json_t *body, long *status,
+		json_t **reply, char **err);
 
 /* The "error.message" of a JSON error reply, or a fallback text. */
 const char *client_error_message(json_t *reply);

@@ -108,8 +108,8 @@ static void *heartbeat_main(void *arg)
 		long status = 0;
 		unsigned waited;
 
-		for (waited = 0; waited < hb->interval_s * 10 &&
-				 !atomic_load(&hb->done);
+		for (waited = 0;
+		     waited < hb->interval_s * 10 && !atomic_load(&hb->done);
 		     waited++)
 			usleep(100 * 1000);
 		if (atomic_load(&hb->done))
@@ -160,7 +160,8 @@ static int register_worker(struct worker *w)
 			continue;
 		}
 		if (status == 200 || status == 201) {
-			w->id = json_integer_value(json_object_get(reply, "id"));
+			w->id =
+			    json_integer_value(json_object_get(reply, "id"));
 			log_info("registered as worker %lld on %s", w->id,
 				 machine != NULL ? machine : "?");
 			error = 0;
@@ -267,15 +268,15 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"server", required_argument, NULL, 's'},
-		{"token", required_argument, NULL, 't'},
-		{"work-dir", required_argument, NULL, 'w'},
-		{"name", required_argument, NULL, 'n'},
-		{"group", required_argument, NULL, 'g'},
-		{"poll", required_argument, NULL, 'p'},
-		{"build-cache-max", required_argument, NULL, 'b'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"server", required_argument, NULL, 's'},
+	    {"token", required_argument, NULL, 't'},
+	    {"work-dir", required_argument, NULL, 'w'},
+	    {"name", required_argument, NULL, 'n'},
+	    {"group", required_argument, NULL, 'g'},
+	    {"poll", required_argument, NULL, 'p'},
+	    {"build-cache-max", required_argument, NULL, 'b'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct worker w = {0};
 	struct sigaction sa;

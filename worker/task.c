@@ -114,8 +114,8 @@ out:
  * "signal", "metrics_seen": names the command printed, "run_output": the
  * tail of its output}.
  */
-static json_t *run_outcome(const struct runner_result *result,
-			   json_t *seen, bool has_kpi)
+static json_t *run_outcome(const struct runner_result *result, json_t *seen,
+			   bool has_kpi)
 {
 	enum outcome_status status;
 	json_t *outcome;
@@ -125,11 +125,10 @@ static json_t *run_outcome(const struct runner_result *result,
 				result->timed_out, has_kpi);
 	output = task_tail(result->out, result->out_len, result->err,
 			   result->err_len, TASK_RUN_OUTPUT_MAX);
-	outcome = json_pack("{s:s,s:i,s:i,s:o,s:s}", "status",
-			    outcome_status_name(status), "exit_code",
-			    result->exit_code, "signal", result->term_signal,
-			    "metrics_seen", seen, "run_output",
-			    output != NULL ? output : "");
+	outcome = json_pack(
+	    "{s:s,s:i,s:i,s:o,s:s}", "status", outcome_status_name(status),
+	    "exit_code", result->exit_code, "signal", result->term_signal,
+	    "metrics_seen", seen, "run_output", output != NULL ? output : "");
 	free(output);
 	return outcome;
 }
@@ -160,9 +159,8 @@ static json_t *run_once(const char *tree, const char *command,
 		if (json_is_string(name) && names_count < 8)
 			names[names_count++] = json_string_value(name);
 	}
-	if (names_count > 0 &&
-	    monitor_begin(&mon, names, names_count, command, NULL, &cause) <
-		    0) {
+	if (names_count > 0 && monitor_begin(&mon, names, names_count, command,
+					     NULL, &cause) < 0) {
 		log_warn("monitors not started: %s",
 			 cause != NULL ? cause : "out of memory");
 		free(cause);
@@ -184,14 +182,14 @@ static json_t *run_once(const char *tree, const char *command,
 		run_env[n++] = envv[i];
 	for (i = 0; i < extrac; i++)
 		run_env[n++] = extra[i];
-	if (runner_run(&result,
-		       &(struct runner_spec){.command = mon != NULL
-							? monitor_command(mon)
-							: command,
-					     .cwd = tree,
-					     .env = run_env,
-					     .timeout_s = timeout_s},
-		       err) < 0) {
+	if (runner_run(
+		&result,
+		&(struct runner_spec){
+		    .command = mon != NULL ? monitor_command(mon) : command,
+		    .cwd = tree,
+		    .env = run_env,
+		    .timeout_s = timeout_s},
+		err) < 0) {
 		monitor_free(mon);
 		free(run_env);
 		return NULL;
@@ -211,13 +209,13 @@ static json_t *run_once(const char *tree, const char *command,
 			log_warn("monitors: out of memory");
 		for (i = 0; i < metrics->count; i++)
 			json_object_set_new(
-				values, metrics->entries[i].name,
-				json_real(metrics->entries[i].value));
+			    values, metrics->entries[i].name,
+			    json_real(metrics->entries[i].value));
 	}
 	metrics_free(metrics);
 	monitor_free(mon);
-	*outcome = run_outcome(&result, seen,
-			       json_object_get(values, kpi) != NULL);
+	*outcome =
+	    run_outcome(&result, seen, json_object_get(values, kpi) != NULL);
 	if (result.timed_out)
 		log_warn("run timed out after %.0f s", timeout_s);
 	else if (result.exit_code != 0)
@@ -256,13 +254,12 @@ static void keep_outcome(struct task_commit *c, json_t *run)
 {
 	const char *now = json_string_value(json_object_get(run, "status"));
 	const char *kept =
-		json_string_value(json_object_get(c->outcome, "status"));
+	    json_string_value(json_object_get(c->outcome, "status"));
 
 	if (run == NULL)
 		return;
-	if (c->outcome == NULL || strcmp(now, "ran") != 0 ||
-	    kept == NULL || strcmp(kept, "ran") == 0 ||
-	    strcmp(kept, "built") == 0) {
+	if (c->outcome == NULL || strcmp(now, "ran") != 0 || kept == NULL ||
+	    strcmp(kept, "ran") == 0 || strcmp(kept, "built") == 0) {
 		json_decref(c->outcome);
 		c->outcome = run;
 	} else {
@@ -301,11 +298,11 @@ static int find_build(struct task_commit *c, bool *built,
 {
 	char config[BUILDCACHE_HASH_LEN + 1];
 	struct buildcache_inputs in = {
-		.repo = repo_name,
-		.commit = c->sha,
-		.build = build,
-		.params = params,
-		.environ = (const char *const *)environ,
+	    .repo = repo_name,
+	    .commit = c->sha,
+	    .build = build,
+	    .params = params,
+	    .environ = (const char *const *)environ,
 	};
 
 	if (buildcache_key(c->key, config, &in, err) < 0 ||
@@ -351,10 +348,9 @@ static int build_commit(struct task_commit *tc, const char *build,
 						(json_int_t)tc->index, "log",
 						log != NULL ? log : ""));
 		tc->build_log = log;
-		tc->outcome = json_pack("{s:s,s:i,s:i}", "status",
-					"build_failed", "exit_code",
-					result.exit_code, "signal",
-					result.term_signal);
+		tc->outcome = json_pack(
+		    "{s:s,s:i,s:i}", "status", "build_failed", "exit_code",
+		    result.exit_code, "signal", result.term_signal);
 		runner_result_clear(&result);
 		tc->failed = true;
 		return 1;
@@ -427,14 +423,14 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		bool built;
 		int rc;
 
-		snprintf(env_commit, sizeof(env_commit), "STATBISECT_COMMIT=%s",
-			 commits[i].sha);
+		snprintf(env_commit, sizeof(env_commit),
+			 "STATBISECT_COMMIT=%s", commits[i].sha);
 		if (find_build(&commits[i], &built, cache, repo_name, build,
 			       params, err) < 0)
 			goto out;
 		if (built) {
-			commits[i].outcome = json_pack("{s:s}", "status",
-						       "built");
+			commits[i].outcome =
+			    json_pack("{s:s}", "status", "built");
 			continue;
 		}
 		if (prepare_tree(env, repo_name, url, commits[i].sha,
@@ -459,11 +455,13 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 			long long batch = interleave ? 1 : c->runs;
 			json_t *one, *outcome = NULL;
 
-			while (batch-- > 0 && c->done < c->runs && !c->failed) {
-				if (*env->stop || atomic_load(env->lease_lost)) {
-					*err = strdup(*env->stop
-							      ? "stopping"
-							      : "the lease was lost");
+			while (batch-- > 0 && c->done < c->runs &&
+			       !c->failed) {
+				if (*env->stop ||
+				    atomic_load(env->lease_lost)) {
+					*err = strdup(
+					    *env->stop ? "stopping"
+						       : "the lease was lost");
 					goto out;
 				}
 				snprintf(env_commit, sizeof(env_commit),

@@ -164,19 +164,19 @@ static void engine_trace(const struct sim_trial *trial,
 
 		if (s->count + c->count == 0)
 			continue;
-		fprintf(stderr, "  commit %zu level %.1f: %s, %zu runs mean "
-				"%.2f, %zu confirm mean %.2f\n",
-			i, trial->level[i], bisect_class_name(classes[i]),
-			s->count, s->count ? gsl_stats_mean(s->values, 1,
-							    s->count)
-					   : 0.0,
-			c->count,
-			c->count ? gsl_stats_mean(c->values, 1, c->count)
-				 : 0.0);
+		fprintf(
+		    stderr,
+		    "  commit %zu level %.1f: %s, %zu runs mean "
+		    "%.2f, %zu confirm mean %.2f\n",
+		    i, trial->level[i], bisect_class_name(classes[i]),
+		    s->count,
+		    s->count ? gsl_stats_mean(s->values, 1, s->count) : 0.0,
+		    c->count,
+		    c->count ? gsl_stats_mean(c->values, 1, c->count) : 0.0);
 	}
 
-	endpoints = trial->search[0].count +
-		    trial->search[trial->dag.count - 1].count;
+	endpoints =
+	    trial->search[0].count + trial->search[trial->dag.count - 1].count;
 	for (i = 0; i < trial->dag.count; i++)
 		confirm += trial->confirm[i].count;
 	fprintf(stderr, "trial changes");
@@ -257,8 +257,9 @@ int sim_engine(struct sim_outcome *out, struct sim_trial *trial)
 			goto out;
 		}
 		if (cfg->trace_commits) {
-			fprintf(stderr, "  ask segment %zu..%zu left %zu:",
-				res.lo, res.hi, res.candidates_left);
+			fprintf(stderr,
+				"  ask segment %zu..%zu left %zu:", res.lo,
+				res.hi, res.candidates_left);
 			for (i = 0; i < res.request_count; i++)
 				fprintf(stderr, " %zu x%zu%s",
 					res.requests[i].commit,

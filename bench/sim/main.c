@@ -313,7 +313,8 @@ static int run_trials(struct totals *tot, const struct sim_config *cfg)
 			if (t.search[i].count > tot->runs_max_seen)
 				tot->runs_max_seen = t.search[i].count;
 			if (i == 0 || i + 1 == t.dag.count) {
-				tot->endpoint_runs += (double)t.search[i].count;
+				tot->endpoint_runs +=
+				    (double)t.search[i].count;
 			} else {
 				tot->step_runs += (double)t.search[i].count;
 				tested += t.search[i].count > 0;

@@ -514,7 +514,7 @@ static double all_runs_mean(const struct sim *s, size_t i)
 	size_t n = s->value_count[i] + s->confirm_count[i];
 
 	return (plain_mean(s->values + i * SIM_RUNS_CAP, s->value_count[i]) *
-			(double)s->value_count[i] +
+		    (double)s->value_count[i] +
 		confirm_mean(s, i) * (double)s->confirm_count[i]) /
 	       (double)n;
 }
@@ -643,8 +643,7 @@ test_bisect__endpoint_with_runs_min_is_not_asked_again(void **state)
  * exact p of 5 against 5 is 2/252 = 0.0079 < 0.01), so the first look
  * already finds the difference and the search asks for the middle commit.
  */
-static void
-test_bisect__clear_step_is_decided_at_the_first_look(void **state)
+static void test_bisect__clear_step_is_decided_at_the_first_look(void **state)
 {
 	const double good[5] = {1000, 1001, 999, 1000.5, 999.5};
 	const double bad[5] = {900, 901, 899, 900.5, 899.5};
@@ -870,8 +869,7 @@ static void test_bisect__flat_range_is_no_change(void **state)
 				continue;
 			}
 			probed++;
-			assert_in_range(s->value_count[i],
-					opts.step_runs_min,
+			assert_in_range(s->value_count[i], opts.step_runs_min,
 					4 * opts.step_runs_min);
 			assert_int_equal(s->classes[i], BISECT_GOOD_LIKE);
 		}
@@ -1626,8 +1624,8 @@ static void test_bisect__second_change_stepped_over_is_found(void **state)
  * opened only at ALPHA_PART (0.001): on these runs the engine names 28
  * neither confirmed nor at all, and 29 stays the culprit.
  */
-static void test_bisect__follow_up_does_not_open_a_part_on_weak_evidence(
-    void **state)
+static void
+test_bisect__follow_up_does_not_open_a_part_on_weak_evidence(void **state)
 {
 	static const double s0[] = {994.9, 995.2, 992.3, 998.2, 1017.5};
 	static const double s20[] = {990.8, 995.4, 1004.1};
@@ -1651,11 +1649,11 @@ static void test_bisect__follow_up_does_not_open_a_part_on_weak_evidence(
 		const double *values, *fresh;
 		size_t n, nf;
 	} runs[] = {
-	    {0, s0, NULL, 5, 0},    {20, s20, NULL, 3, 0},
-	    {22, s22, NULL, 6, 0},  {23, s23, NULL, 5, 0},
-	    {24, s24, f24, 5, 4},   {25, s25, f25, 5, 4},
-	    {27, s27, f27, 3, 4},   {28, s28, f28, 3, 4},
-	    {29, s29, f29, 3, 4},   {30, s30, NULL, 3, 0},
+	    {0, s0, NULL, 5, 0},   {20, s20, NULL, 3, 0},
+	    {22, s22, NULL, 6, 0}, {23, s23, NULL, 5, 0},
+	    {24, s24, f24, 5, 4},  {25, s25, f25, 5, 4},
+	    {27, s27, f27, 3, 4},  {28, s28, f28, 3, 4},
+	    {29, s29, f29, 3, 4},  {30, s30, NULL, 3, 0},
 	    {40, s40, NULL, 5, 0},
 	};
 	size_t parents[41], i;
@@ -1684,8 +1682,8 @@ static void test_bisect__follow_up_does_not_open_a_part_on_weak_evidence(
 	opts.confirm_max = 50;
 	assert_int_equal(bisect_step(&res, NULL, commits, 41, &opts), 0);
 	for (i = 0; i < res.culprit_count; i++) {
-		print_message("culprit %zu <- %zu, %s\n", res.culprits[i].commit,
-			      res.culprits[i].parent,
+		print_message("culprit %zu <- %zu, %s\n",
+			      res.culprits[i].commit, res.culprits[i].parent,
 			      res.culprits[i].confirmed ? "confirmed"
 							: "unconfirmed");
 		assert_true(res.culprits[i].commit != 28);
@@ -1743,8 +1741,8 @@ static void test_bisect__clear_step_is_confirmed_with_confidence(void **state)
  * is still right, and its confidence says so (it read 0.0% when the
  * confidence was one minus the summed bounds).
  */
-static void test_bisect__many_weak_steps_keep_a_confirmed_culprit_likely(
-    void **state)
+static void
+test_bisect__many_weak_steps_keep_a_confirmed_culprit_likely(void **state)
 {
 	struct bisect_options opts;
 	size_t seed, checked = 0;
@@ -1768,7 +1766,8 @@ static void test_bisect__many_weak_steps_keep_a_confirmed_culprit_likely(
 		    res->culprits[0].commit == 1500 &&
 		    res->culprits[0].confirmed) {
 			assert_true(res->culprits[0].confidence > 0.5);
-			assert_true(res->confidence == res->culprits[0].confidence);
+			assert_true(res->confidence ==
+				    res->culprits[0].confidence);
 			checked++;
 		}
 		sim_free(s);
@@ -1946,7 +1945,7 @@ static void test_bisect__undecided_commit_sends_runs_to_its_level(void **state)
 {
 	/* alternating, so that every prefix of commit 2's runs, which the
 	 * sequential test replays, stays near the middle too */
-	static const double spread[12] = {-2, 2,  -5,  5,  -8,  8,
+	static const double spread[12] = {-2,  2,  -5,	5,  -8,	 8,
 					  -11, 11, -14, 14, -17, 17};
 	double good[12], bad[12], mid[12];
 	const size_t parents[5] = {0, 0, 1, 2, 3};
@@ -2266,8 +2265,8 @@ test_bisect__improvement_then_regression_lower_is_better(void **state)
 
 	(void)state;
 	bisect_options_init(&opts, false);
-	sim_step_at(s, 9, -6.0);  /* a time falls: improvement */
-	sim_step_at(s, 30, 4.0);  /* rises again, less: regression */
+	sim_step_at(s, 9, -6.0); /* a time falls: improvement */
+	sim_step_at(s, 30, 4.0); /* rises again, less: regression */
 	res = sim_run(s, &opts);
 	assert_int_equal(res->verdict, BISECT_REGRESSION);
 	assert_int_equal(res->culprit_count, 2);
@@ -2522,12 +2521,10 @@ static void test_bisect__two_mode_noise_endpoints_are_decided(void **state)
 	/* The case of the issue: the slow runs swamp Welch's t (not
 	 * significant at alpha over the 12 looks that runs 5..400 allow)
 	 * while the ranks see the change plainly. */
-	assert_int_equal(stats_welch_t(&welch, good, MODES_RUNS, bad,
-				       MODES_RUNS),
-			 0);
-	assert_int_equal(stats_mann_whitney(&mwu, good, MODES_RUNS, bad,
-					    MODES_RUNS),
-			 0);
+	assert_int_equal(
+	    stats_welch_t(&welch, good, MODES_RUNS, bad, MODES_RUNS), 0);
+	assert_int_equal(
+	    stats_mann_whitney(&mwu, good, MODES_RUNS, bad, MODES_RUNS), 0);
 	print_message("two modes: medians %.3f vs %.3f, Welch p %.3g, "
 		      "Mann-Whitney p %.3g\n",
 		      stats_median(good, MODES_RUNS),
@@ -2542,8 +2539,7 @@ static void test_bisect__two_mode_noise_endpoints_are_decided(void **state)
 }
 
 /* The same machine with no change: never a culprit. */
-static void test_bisect__two_mode_noise_without_change_names_none(
-    void **state)
+static void test_bisect__two_mode_noise_without_change_names_none(void **state)
 {
 	static double good[MODES_RUNS], bad[MODES_RUNS];
 	struct bisect_commit commits[2];
@@ -2576,7 +2572,8 @@ static void test_bisect__two_mode_noise_without_change_names_none(
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bisect__two_mode_noise_endpoints_are_decided),
+	    cmocka_unit_test(
+		test_bisect__two_mode_noise_endpoints_are_decided),
 	    cmocka_unit_test(
 		test_bisect__two_mode_noise_without_change_names_none),
 	    cmocka_unit_test(
@@ -2627,8 +2624,7 @@ int main(void)
 		test_bisect__merge_dag_finds_culprit_on_side_branch),
 	    cmocka_unit_test(test_bisect__merge_dag_blames_the_merge_commit),
 	    cmocka_unit_test(test_bisect__two_change_points_are_both_found),
-	    cmocka_unit_test(
-		test_bisect__second_change_stepped_over_is_found),
+	    cmocka_unit_test(test_bisect__second_change_stepped_over_is_found),
 	    cmocka_unit_test(
 		test_bisect__follow_up_does_not_open_a_part_on_weak_evidence),
 	    cmocka_unit_test(

@@ -2,26 +2,26 @@
  * db_state_transient: which database failures the API answers with 503
  * ("try again") and which with 500 (a fault of the query or its data).
  */
+#include <cmocka.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
 
 #include "../../server/db.h"
 
 static void test_db__connection_and_load_failures_are_transient(void **state)
 {
 	static const char *const transient[] = {
-		"08000", /* connection exception */
-		"08003", /* connection does not exist */
-		"08006", /* connection failure */
-		"40001", /* serialization failure */
-		"40P01", /* deadlock detected */
-		"53100", /* disk full */
-		"53300", /* too many connections */
-		"57P01", /* admin shutdown */
-		"57P03", /* cannot connect now (starting up) */
+	    "08000", /* connection exception */
+	    "08003", /* connection does not exist */
+	    "08006", /* connection failure */
+	    "40001", /* serialization failure */
+	    "40P01", /* deadlock detected */
+	    "53100", /* disk full */
+	    "53300", /* too many connections */
+	    "57P01", /* admin shutdown */
+	    "57P03", /* cannot connect now (starting up) */
 	};
 	size_t i;
 
@@ -40,13 +40,13 @@ static void test_db__connection_and_load_failures_are_transient(void **state)
 static void test_db__query_and_data_faults_are_not(void **state)
 {
 	static const char *const faults[] = {
-		"22P02", /* invalid text representation */
-		"22021", /* character not in repertoire (bad UTF-8) */
-		"23502", /* not-null violation */
-		"23514", /* check violation */
-		"42P01", /* undefined table */
-		"42703", /* undefined column */
-		"XX000", /* internal error */
+	    "22P02", /* invalid text representation */
+	    "22021", /* character not in repertoire (bad UTF-8) */
+	    "23502", /* not-null violation */
+	    "23514", /* check violation */
+	    "42P01", /* undefined table */
+	    "42703", /* undefined column */
+	    "XX000", /* internal error */
 	};
 	size_t i;
 

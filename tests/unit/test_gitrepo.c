@@ -711,8 +711,8 @@ static size_t index_of(const struct gitrepo_commit *commits, size_t count,
  * written in Latin-1 under an encoding header are converted, bytes that
  * are not UTF-8 in a commit without the header become U+FFFD.
  */
-static void test_gitrepo__range_text_is_utf8_whatever_the_commit_holds(
-    void **state)
+static void
+test_gitrepo__range_text_is_utf8_whatever_the_commit_holds(void **state)
 {
 	char src[PATH_MAX], mirror[PATH_MAX], sha[3][GITREPO_SHA_LEN + 1];
 	struct gitrepo_commit *commits = NULL;
@@ -1135,8 +1135,7 @@ int main(void)
 	    cmocka_unit_test(test_gitrepo__range_with_missing_commit_fails),
 	    cmocka_unit_test(
 		test_gitrepo__range_text_is_utf8_whatever_the_commit_holds),
-	    cmocka_unit_test(
-		test_gitrepo__range_with_merge_has_every_commit),
+	    cmocka_unit_test(test_gitrepo__range_with_merge_has_every_commit),
 	    cmocka_unit_test(test_gitrepo__checkout_new_worktree_writes_files),
 	    cmocka_unit_test(test_gitrepo__checkout_mirror_head_new_worktree),
 	    cmocka_unit_test(

@@ -1,8 +1,8 @@
+#include <cmocka.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
 
 #include <errno.h>
 #include <locale.h>
@@ -103,10 +103,11 @@ static void test_metrics__ignores_other_lines(void **state)
 static void test_metrics__rejects_invalid_numbers(void **state)
 {
 	static const char *const invalid[] = {
-		"nan", "NaN", "-nan", "inf", "-inf", "Infinity", "0x10",
-		"0x1p3", "0X1P-2", "1e999", "-1e999", "1,5", "1.2.3", "--1",
-		"+-1", "1e", "1e+", "e5", ".", "+", "-", ".e1", "12abc",
-		"1 2", "3 %", "12 s", "1_000", "\xef\xbc\x91", "1\r2", "1f",
+	    "nan",   "NaN",   "-nan",	"inf",		"-inf",	  "Infinity",
+	    "0x10",  "0x1p3", "0X1P-2", "1e999",	"-1e999", "1,5",
+	    "1.2.3", "--1",   "+-1",	"1e",		"1e+",	  "e5",
+	    ".",     "+",     "-",	".e1",		"12abc",  "1 2",
+	    "3 %",   "12 s",  "1_000",	"\xef\xbc\x91", "1\r2",	  "1f",
 	};
 
 	(void)state;
@@ -305,16 +306,16 @@ static void test_metrics__large_input(void **state)
 static void test_metrics__decimal_point_ignores_locale(void **state)
 {
 	static const char *const comma_locales[] = {
-		"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8",
-		"nl_NL.UTF-8", "ru_RU.UTF-8",
+	    "de_DE.UTF-8", "de_DE.utf8",  "fr_FR.UTF-8",
+	    "fr_FR.utf8",  "nl_NL.UTF-8", "ru_RU.UTF-8",
 	};
 	locale_t comma = (locale_t)0, before;
 	struct metrics *m;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(comma_locales) / sizeof(char *); i++) {
-		comma = newlocale(LC_NUMERIC_MASK, comma_locales[i],
-				  (locale_t)0);
+		comma =
+		    newlocale(LC_NUMERIC_MASK, comma_locales[i], (locale_t)0);
 		if (comma != (locale_t)0)
 			break;
 	}
@@ -408,12 +409,11 @@ static void test_metrics__invalid_arguments(void **state)
 static struct metrics *parse_json(const char *text, const char *prefix,
 				  enum metrics_format want)
 {
-	enum metrics_format format = (enum metrics_format)-1;
+	enum metrics_format format = (enum metrics_format) - 1;
 	struct metrics *m = NULL;
 
 	assert_int_equal(
-		metrics_parse_output(&m, text, strlen(text), prefix, &format),
-		0);
+	    metrics_parse_output(&m, text, strlen(text), prefix, &format), 0);
 	assert_non_null(m);
 	assert_int_equal(format, want);
 	return m;
@@ -472,51 +472,51 @@ static void test_metrics__json_name_length_limit(void **state)
 
 /* Shaped as benchmark 1.8's --benchmark_format=json prints it. */
 static const char gbench_json[] =
-	"{\n"
-	"  \"context\": {\"date\": \"2024-01-01T00:00:00+00:00\","
-	" \"num_cpus\": 8, \"mhz_per_cpu\": 2400, \"library_build_type\":"
-	" \"release\"},\n"
-	"  \"benchmarks\": [\n"
-	"    {\"name\": \"BM_memcpy/8\", \"family_index\": 0,"
-	" \"per_family_instance_index\": 0, \"run_name\": \"BM_memcpy/8\","
-	" \"run_type\": \"iteration\", \"repetitions\": 1,"
-	" \"repetition_index\": 0, \"threads\": 1, \"iterations\": 89600000,"
-	" \"real_time\": 7.5, \"cpu_time\": 7.25, \"time_unit\": \"ns\","
-	" \"bytes_per_second\": 1.0e9, \"items_per_second\": 1.3e8},\n"
-	"    {\"name\": \"BM_sort/1024\", \"run_name\": \"BM_sort/1024\","
-	" \"run_type\": \"iteration\", \"iterations\": 1000,"
-	" \"real_time\": 10, \"cpu_time\": 9, \"time_unit\": \"us\","
-	" \"Swaps\": 512, \"label\": \"quick\"},\n"
-	"    {\"name\": \"BM_sort/1024\", \"run_name\": \"BM_sort/1024\","
-	" \"run_type\": \"iteration\", \"iterations\": 1000,"
-	" \"real_time\": 20, \"cpu_time\": 19, \"time_unit\": \"us\","
-	" \"Swaps\": 514},\n"
-	"    {\"name\": \"BM_sort/1024\", \"run_name\": \"BM_sort/1024\","
-	" \"run_type\": \"iteration\", \"iterations\": 1000,"
-	" \"real_time\": 30, \"cpu_time\": 29, \"time_unit\": \"us\","
-	" \"Swaps\": 516},\n"
-	"    {\"name\": \"BM_sort/1024_mean\", \"run_name\": \"BM_sort/1024\","
-	" \"run_type\": \"aggregate\", \"aggregate_name\": \"mean\","
-	" \"aggregate_unit\": \"time\", \"iterations\": 3,"
-	" \"real_time\": 20, \"cpu_time\": 19, \"time_unit\": \"us\","
-	" \"Swaps\": 514},\n"
-	"    {\"name\": \"BM_sort/1024_cv\", \"run_name\": \"BM_sort/1024\","
-	" \"run_type\": \"aggregate\", \"aggregate_name\": \"cv\","
-	" \"aggregate_unit\": \"percentage\", \"iterations\": 3,"
-	" \"real_time\": 0.5, \"cpu_time\": 0.25, \"time_unit\": \"us\"},\n"
-	"    {\"name\": \"BM_slow\", \"run_type\": \"iteration\","
-	" \"real_time\": 1.5, \"cpu_time\": 2, \"time_unit\": \"s\"},\n"
-	"    {\"name\": \"BM_ms\", \"real_time\": 3, \"cpu_time\": 4,"
-	" \"time_unit\": \"ms\"},\n"
-	"    {\"name\": \"BM_odd unit\", \"real_time\": 3, \"cpu_time\": 4,"
-	" \"time_unit\": \"fortnight\", \"items_per_second\": 5},\n"
-	"    {\"name\": \"BM_failed\", \"error_occurred\": true,"
-	" \"error_message\": \"oops\", \"real_time\": 1, \"cpu_time\": 1,"
-	" \"time_unit\": \"ns\"},\n"
-	"    {\"run_name\": \"nameless\", \"real_time\": 1},\n"
-	"    \"not an object\"\n"
-	"  ]\n"
-	"}\n";
+    "{\n"
+    "  \"context\": {\"date\": \"2024-01-01T00:00:00+00:00\","
+    " \"num_cpus\": 8, \"mhz_per_cpu\": 2400, \"library_build_type\":"
+    " \"release\"},\n"
+    "  \"benchmarks\": [\n"
+    "    {\"name\": \"BM_memcpy/8\", \"family_index\": 0,"
+    " \"per_family_instance_index\": 0, \"run_name\": \"BM_memcpy/8\","
+    " \"run_type\": \"iteration\", \"repetitions\": 1,"
+    " \"repetition_index\": 0, \"threads\": 1, \"iterations\": 89600000,"
+    " \"real_time\": 7.5, \"cpu_time\": 7.25, \"time_unit\": \"ns\","
+    " \"bytes_per_second\": 1.0e9, \"items_per_second\": 1.3e8},\n"
+    "    {\"name\": \"BM_sort/1024\", \"run_name\": \"BM_sort/1024\","
+    " \"run_type\": \"iteration\", \"iterations\": 1000,"
+    " \"real_time\": 10, \"cpu_time\": 9, \"time_unit\": \"us\","
+    " \"Swaps\": 512, \"label\": \"quick\"},\n"
+    "    {\"name\": \"BM_sort/1024\", \"run_name\": \"BM_sort/1024\","
+    " \"run_type\": \"iteration\", \"iterations\": 1000,"
+    " \"real_time\": 20, \"cpu_time\": 19, \"time_unit\": \"us\","
+    " \"Swaps\": 514},\n"
+    "    {\"name\": \"BM_sort/1024\", \"run_name\": \"BM_sort/1024\","
+    " \"run_type\": \"iteration\", \"iterations\": 1000,"
+    " \"real_time\": 30, \"cpu_time\": 29, \"time_unit\": \"us\","
+    " \"Swaps\": 516},\n"
+    "    {\"name\": \"BM_sort/1024_mean\", \"run_name\": \"BM_sort/1024\","
+    " \"run_type\": \"aggregate\", \"aggregate_name\": \"mean\","
+    " \"aggregate_unit\": \"time\", \"iterations\": 3,"
+    " \"real_time\": 20, \"cpu_time\": 19, \"time_unit\": \"us\","
+    " \"Swaps\": 514},\n"
+    "    {\"name\": \"BM_sort/1024_cv\", \"run_name\": \"BM_sort/1024\","
+    " \"run_type\": \"aggregate\", \"aggregate_name\": \"cv\","
+    " \"aggregate_unit\": \"percentage\", \"iterations\": 3,"
+    " \"real_time\": 0.5, \"cpu_time\": 0.25, \"time_unit\": \"us\"},\n"
+    "    {\"name\": \"BM_slow\", \"run_type\": \"iteration\","
+    " \"real_time\": 1.5, \"cpu_time\": 2, \"time_unit\": \"s\"},\n"
+    "    {\"name\": \"BM_ms\", \"real_time\": 3, \"cpu_time\": 4,"
+    " \"time_unit\": \"ms\"},\n"
+    "    {\"name\": \"BM_odd unit\", \"real_time\": 3, \"cpu_time\": 4,"
+    " \"time_unit\": \"fortnight\", \"items_per_second\": 5},\n"
+    "    {\"name\": \"BM_failed\", \"error_occurred\": true,"
+    " \"error_message\": \"oops\", \"real_time\": 1, \"cpu_time\": 1,"
+    " \"time_unit\": \"ns\"},\n"
+    "    {\"run_name\": \"nameless\", \"real_time\": 1},\n"
+    "    \"not an object\"\n"
+    "  ]\n"
+    "}\n";
 
 static void test_metrics__google_benchmark_json(void **state)
 {
@@ -570,24 +570,24 @@ static void test_metrics__google_benchmark_no_run_name(void **state)
 }
 
 static const char hyperfine_json[] =
-	"{\n"
-	"  \"results\": [\n"
-	"    {\n"
-	"      \"command\": \"./bench --quick\",\n"
-	"      \"mean\": 0.125, \"stddev\": 0.0025, \"median\": 0.124,\n"
-	"      \"user\": 0.1, \"system\": 0.02, \"min\": 0.12,"
-	" \"max\": 0.131,\n"
-	"      \"times\": [0.12, 0.124, 0.131],\n"
-	"      \"exit_codes\": [0, 0, 0]\n"
-	"    },\n"
-	"    {\n"
-	"      \"command\": \"sleep 0.5\", \"mean\": 0.5, \"stddev\": null,\n"
-	"      \"median\": 0.5, \"user\": 0.001, \"system\": 0.002,"
-	" \"min\": 0.5, \"max\": 0.5, \"times\": [0.5],\n"
-	"      \"parameters\": {\"t\": \"0.5\"}\n"
-	"    }\n"
-	"  ]\n"
-	"}\n";
+    "{\n"
+    "  \"results\": [\n"
+    "    {\n"
+    "      \"command\": \"./bench --quick\",\n"
+    "      \"mean\": 0.125, \"stddev\": 0.0025, \"median\": 0.124,\n"
+    "      \"user\": 0.1, \"system\": 0.02, \"min\": 0.12,"
+    " \"max\": 0.131,\n"
+    "      \"times\": [0.12, 0.124, 0.131],\n"
+    "      \"exit_codes\": [0, 0, 0]\n"
+    "    },\n"
+    "    {\n"
+    "      \"command\": \"sleep 0.5\", \"mean\": 0.5, \"stddev\": null,\n"
+    "      \"median\": 0.5, \"user\": 0.001, \"system\": 0.002,"
+    " \"min\": 0.5, \"max\": 0.5, \"times\": [0.5],\n"
+    "      \"parameters\": {\"t\": \"0.5\"}\n"
+    "    }\n"
+    "  ]\n"
+    "}\n";
 
 static void test_metrics__hyperfine_json(void **state)
 {
@@ -678,9 +678,8 @@ static void test_metrics__json_errors(void **state)
 	assert_int_equal(metrics_parse_output(&m, NULL, 1, NULL, NULL),
 			 -EINVAL);
 	/* only `len` bytes are read */
-	assert_int_equal(metrics_parse_json(&m, "{\"a\": 1}x", 8, NULL,
-					    &format),
-			 0);
+	assert_int_equal(
+	    metrics_parse_json(&m, "{\"a\": 1}x", 8, NULL, &format), 0);
 	assert_int_equal(format, METRICS_FORMAT_JSON);
 	assert_int_equal(m->count, 1);
 	assert_entry(m, 0, "a", 1);
@@ -697,29 +696,29 @@ static void test_metrics__json_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_metrics__robot_style_names),
-		cmocka_unit_test(test_metrics__ignores_other_lines),
-		cmocka_unit_test(test_metrics__rejects_invalid_numbers),
-		cmocka_unit_test(test_metrics__accepts_decimal_forms),
-		cmocka_unit_test(test_metrics__negative_values),
-		cmocka_unit_test(test_metrics__crlf_line_ends),
-		cmocka_unit_test(test_metrics__repeated_name_last_value_wins),
-		cmocka_unit_test(test_metrics__prefix),
-		cmocka_unit_test(test_metrics__name_length_limit),
-		cmocka_unit_test(test_metrics__empty_input),
-		cmocka_unit_test(test_metrics__reads_only_len_bytes),
-		cmocka_unit_test(test_metrics__large_input),
-		cmocka_unit_test(test_metrics__decimal_point_ignores_locale),
-		cmocka_unit_test(test_metrics__add_find_free),
-		cmocka_unit_test(test_metrics__name_valid),
-		cmocka_unit_test(test_metrics__invalid_arguments),
-		cmocka_unit_test(test_metrics__flat_json),
-		cmocka_unit_test(test_metrics__json_name_length_limit),
-		cmocka_unit_test(test_metrics__google_benchmark_json),
-		cmocka_unit_test(test_metrics__google_benchmark_no_run_name),
-		cmocka_unit_test(test_metrics__hyperfine_json),
-		cmocka_unit_test(test_metrics__output_detects_the_format),
-		cmocka_unit_test(test_metrics__json_errors),
+	    cmocka_unit_test(test_metrics__robot_style_names),
+	    cmocka_unit_test(test_metrics__ignores_other_lines),
+	    cmocka_unit_test(test_metrics__rejects_invalid_numbers),
+	    cmocka_unit_test(test_metrics__accepts_decimal_forms),
+	    cmocka_unit_test(test_metrics__negative_values),
+	    cmocka_unit_test(test_metrics__crlf_line_ends),
+	    cmocka_unit_test(test_metrics__repeated_name_last_value_wins),
+	    cmocka_unit_test(test_metrics__prefix),
+	    cmocka_unit_test(test_metrics__name_length_limit),
+	    cmocka_unit_test(test_metrics__empty_input),
+	    cmocka_unit_test(test_metrics__reads_only_len_bytes),
+	    cmocka_unit_test(test_metrics__large_input),
+	    cmocka_unit_test(test_metrics__decimal_point_ignores_locale),
+	    cmocka_unit_test(test_metrics__add_find_free),
+	    cmocka_unit_test(test_metrics__name_valid),
+	    cmocka_unit_test(test_metrics__invalid_arguments),
+	    cmocka_unit_test(test_metrics__flat_json),
+	    cmocka_unit_test(test_metrics__json_name_length_limit),
+	    cmocka_unit_test(test_metrics__google_benchmark_json),
+	    cmocka_unit_test(test_metrics__google_benchmark_no_run_name),
+	    cmocka_unit_test(test_metrics__hyperfine_json),
+	    cmocka_unit_test(test_metrics__output_detects_the_format),
+	    cmocka_unit_test(test_metrics__json_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,11 +4,11 @@
  * `paths:` section are compared as sets of (method, path).  Runs from the
  * repository root.
  */
+#include <cmocka.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
 
 #include <ctype.h>
 #include <stdio.h>
@@ -97,9 +97,9 @@ static char *normalize_path(const char *path)
 
 static bool is_method(const char *key)
 {
-	static const char *const methods[] = {"get",	 "put",	    "post",
-					      "delete",	 "patch",   "head",
-					      "options", "trace",   NULL};
+	static const char *const methods[] = {"get",	 "put",	  "post",
+					      "delete",	 "patch", "head",
+					      "options", "trace", NULL};
 	size_t i;
 
 	for (i = 0; methods[i] != NULL; i++) {
@@ -191,24 +191,24 @@ static char *read_file(const char *name)
 static void test_openapi__parser_reads_paths_and_methods(void **state)
 {
 	static const char sample[] =
-		"openapi: 3.0.3\n"
-		"paths:\n"
-		"  # a comment\n"
-		"  /healthz:\n"
-		"    get:\n"
-		"      responses:\n"
-		"        \"200\":\n"
-		"          description: ok\n"
-		"  \"/api/v1/things/{thing}/parts/{part}\":\n"
-		"    parameters: []\n"
-		"    delete:\n"
-		"      summary: post: not a method here\n"
-		"\n"
-		"    post: \n"
-		"components:\n"
-		"  schemas:\n"
-		"    get:\n"
-		"      type: object\n";
+	    "openapi: 3.0.3\n"
+	    "paths:\n"
+	    "  # a comment\n"
+	    "  /healthz:\n"
+	    "    get:\n"
+	    "      responses:\n"
+	    "        \"200\":\n"
+	    "          description: ok\n"
+	    "  \"/api/v1/things/{thing}/parts/{part}\":\n"
+	    "    parameters: []\n"
+	    "    delete:\n"
+	    "      summary: post: not a method here\n"
+	    "\n"
+	    "    post: \n"
+	    "components:\n"
+	    "  schemas:\n"
+	    "    get:\n"
+	    "      type: object\n";
 	struct entry_set set = {0};
 
 	(void)state;
@@ -282,8 +282,8 @@ static void test_openapi__matches_the_api_routes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_openapi__parser_reads_paths_and_methods),
-		cmocka_unit_test(test_openapi__matches_the_api_routes),
+	    cmocka_unit_test(test_openapi__parser_reads_paths_and_methods),
+	    cmocka_unit_test(test_openapi__matches_the_api_routes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1231,17 +1231,17 @@ static void test_report__inconclusive_reason_and_build_logs(void **state)
 	in.build_log_url_count = 2;
 	assert_int_equal(report_render_body(&body, &in), 0);
 	/* Wrapped at spaces to 72 columns, with a final period. */
-	assert_non_null(strstr(
-	    body, "\nNo commit was bisected: the runs of the endpoints "
-		  "printed no metric\n'bench.scor'; they printed: "
-		  "aux.constant, bench.score (did you mean\n"
-		  "'bench.score'?).\n\n"));
+	assert_non_null(
+	    strstr(body, "\nNo commit was bisected: the runs of the endpoints "
+			 "printed no metric\n'bench.scor'; they printed: "
+			 "aux.constant, bench.score (did you mean\n"
+			 "'bench.score'?).\n\n"));
 	assert_null(strstr(body, "quieter machine"));
-	assert_non_null(strstr(
-	    body, "Build logs of the commits that did not build "
-		  "(skipped):\nhttp://sb.example/api/v1/jobs/7/commits/"
-		  "aaaa/log\nhttp://sb.example/api/v1/jobs/7/commits/"
-		  "bbbb/log\n\n"));
+	assert_non_null(
+	    strstr(body, "Build logs of the commits that did not build "
+			 "(skipped):\nhttp://sb.example/api/v1/jobs/7/commits/"
+			 "aaaa/log\nhttp://sb.example/api/v1/jobs/7/commits/"
+			 "bbbb/log\n\n"));
 	free(body);
 
 	/* A reason or URL of several lines could forge the report. */

@@ -1,9 +1,10 @@
+#include <cmocka.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -169,8 +169,8 @@ static void test_runner__both_streams_large(void **state)
 
 static void test_runner__env_passed(void **state)
 {
-	const char *const env[] = {"STATBISECT_COMMIT=abc",
-				   "STATBISECT_RUN=2", NULL};
+	const char *const env[] = {"STATBISECT_COMMIT=abc", "STATBISECT_RUN=2",
+				   NULL};
 	struct runner_spec spec = {.env = env};
 	struct runner_result r;
 
@@ -596,9 +596,8 @@ static void *concurrent_main(void *arg)
 	struct concurrent_run *c = arg;
 	char entry[64];
 	const char *env[] = {entry, NULL};
-	struct runner_spec spec = {.command = c->command,
-				   .env = env,
-				   .timeout_s = c->timeout_s};
+	struct runner_spec spec = {
+	    .command = c->command, .env = env, .timeout_s = c->timeout_s};
 
 	snprintf(entry, sizeof(entry), "RUNNER_VALUE=%s", c->value);
 	c->error = runner_run(&c->result, &spec, NULL);
@@ -608,10 +607,10 @@ static void *concurrent_main(void *arg)
 static void test_runner__concurrent_runs(void **state)
 {
 	struct concurrent_run runs[] = {
-		{"sleep 0.3; echo $RUNNER_VALUE", "a", 0, {0}, 0},
-		{"echo $RUNNER_VALUE; exit 7", "b", 0, {0}, 0},
-		{"echo $RUNNER_VALUE; sleep 30", "c", 0.4, {0}, 0},
-		{"yes $RUNNER_VALUE | head -c 200000", "d", 0, {0}, 0},
+	    {"sleep 0.3; echo $RUNNER_VALUE", "a", 0, {0}, 0},
+	    {"echo $RUNNER_VALUE; exit 7", "b", 0, {0}, 0},
+	    {"echo $RUNNER_VALUE; sleep 30", "c", 0.4, {0}, 0},
+	    {"yes $RUNNER_VALUE | head -c 200000", "d", 0, {0}, 0},
 	};
 	enum { count = sizeof(runs) / sizeof(runs[0]) };
 	pthread_t threads[count];
@@ -661,31 +660,28 @@ static void test_runner__invalid_arguments(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_runner__exit_codes),
-		cmocka_unit_test(test_runner__captures_stdout_and_stderr),
-		cmocka_unit_test(test_runner__both_streams_large),
-		cmocka_unit_test(test_runner__env_passed),
-		cmocka_unit_test(test_runner__env_inherited_and_overridden),
-		cmocka_unit_test(test_runner__env_values_never_executed),
-		cmocka_unit_test(test_runner__invalid_env_entry),
-		cmocka_unit_test(test_runner__cwd_honoured),
-		cmocka_unit_test(test_runner__missing_cwd_is_an_error),
-		cmocka_unit_test(test_runner__timeout_kills_sleep),
-		cmocka_unit_test(test_runner__timeout_kills_grandchild),
-		cmocka_unit_test(test_runner__ignored_sigterm_gets_sigkill),
-		cmocka_unit_test(
-			test_runner__daemon_holding_stdout_does_not_hang),
-		cmocka_unit_test(test_runner__leftover_daemon_is_killed),
-		cmocka_unit_test(test_runner__output_limit_truncates),
-		cmocka_unit_test(
-			test_runner__output_at_limit_is_not_truncated),
-		cmocka_unit_test(test_runner__no_descriptor_leaks),
-		cmocka_unit_test(
-			test_runner__leaves_no_descriptors_or_children),
-		cmocka_unit_test(test_runner__child_signals_are_default),
-		cmocka_unit_test(test_runner__wall_and_cpu_time),
-		cmocka_unit_test(test_runner__concurrent_runs),
-		cmocka_unit_test(test_runner__invalid_arguments),
+	    cmocka_unit_test(test_runner__exit_codes),
+	    cmocka_unit_test(test_runner__captures_stdout_and_stderr),
+	    cmocka_unit_test(test_runner__both_streams_large),
+	    cmocka_unit_test(test_runner__env_passed),
+	    cmocka_unit_test(test_runner__env_inherited_and_overridden),
+	    cmocka_unit_test(test_runner__env_values_never_executed),
+	    cmocka_unit_test(test_runner__invalid_env_entry),
+	    cmocka_unit_test(test_runner__cwd_honoured),
+	    cmocka_unit_test(test_runner__missing_cwd_is_an_error),
+	    cmocka_unit_test(test_runner__timeout_kills_sleep),
+	    cmocka_unit_test(test_runner__timeout_kills_grandchild),
+	    cmocka_unit_test(test_runner__ignored_sigterm_gets_sigkill),
+	    cmocka_unit_test(test_runner__daemon_holding_stdout_does_not_hang),
+	    cmocka_unit_test(test_runner__leftover_daemon_is_killed),
+	    cmocka_unit_test(test_runner__output_limit_truncates),
+	    cmocka_unit_test(test_runner__output_at_limit_is_not_truncated),
+	    cmocka_unit_test(test_runner__no_descriptor_leaks),
+	    cmocka_unit_test(test_runner__leaves_no_descriptors_or_children),
+	    cmocka_unit_test(test_runner__child_signals_are_default),
+	    cmocka_unit_test(test_runner__wall_and_cpu_time),
+	    cmocka_unit_test(test_runner__concurrent_runs),
+	    cmocka_unit_test(test_runner__invalid_arguments),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -311,8 +311,8 @@ static void test_utf8__every_two_byte_start_agrees_with_jansson(void **state)
 static void test_utf8__char_len_measures_one_character(void **state)
 {
 	/* every byte after the NUL would make the sequence longer */
-	static const char cut[] = {(char)0xe2, (char)0x82, '\0',
-				   (char)0xac, (char)0xac};
+	static const char cut[] = {(char)0xe2, (char)0x82, '\0', (char)0xac,
+				   (char)0xac};
 
 	(void)state;
 	assert_int_equal(utf8_char_len("a", 4), 1);
@@ -321,7 +321,7 @@ static void test_utf8__char_len_measures_one_character(void **state)
 	assert_int_equal(utf8_char_len("\xe2\x82\xac", 4), 3);
 	assert_int_equal(utf8_char_len("\xf0\x9f\x98\x80", 4), 4);
 	assert_int_equal(utf8_char_len("\xf0\x9f\x98\x80", 3), 0);
-	assert_int_equal(utf8_char_len("\xc0\xaf", 4), 0);	/* overlong */
+	assert_int_equal(utf8_char_len("\xc0\xaf", 4), 0);     /* overlong */
 	assert_int_equal(utf8_char_len("\xed\xa0\x80", 4), 0); /* surrogate */
 	assert_int_equal(utf8_char_len("\xf4\x90\x80\x80", 4), 0);
 	assert_int_equal(utf8_char_len("\x80", 4), 0);
