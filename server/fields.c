@@ -1,0 +1,74 @@
+#include "fields.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Copies `src` into `dst` (of `size` bytes), cut before a UTF-8
+ * continuation byte so that the copy stays valid text. */
+static void copy_cut(char *dst, size_t size, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= size) {
+		n = size - 1;
+		while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+			n--;
+	}
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+void fields_init(struct field_errors *errors)
+{
+	memset(errors, 0, sizeof(*errors));
+}
+
+void fields_add(struct field_errors *errors, const char *field,
+		unsigned status, const char *code, const char *fmt, ...)
+{
+	struct field_error *e;
+	char message[FIELDS_MESSAGE_MAX * 2];
+	va_list ap;
+
+	if (errors->count == FIELDS_MAX) {
+		errors->dropped++;
+		return;
+	}
+	e = &errors->items[errors->count++];
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	copy_cut(e->field, sizeof(e->field), field != NULL ? field : "");
+	copy_cut(e->code, sizeof(e->code), code);
+	copy_cut(e->message, sizeof(e->message), message);
+	e->status = status;
+}
+
+bool fields_ok(const struct field_errors *errors)
+{
+	return errors->count == 0 && errors->dropped == 0;
+}
+
+const struct field_error *fields_find(const struct field_errors *errors,
+				      const char *field)
+{
+	size_t i;
+
+	for (i = 0; i < errors->count; i++)
+		if (strcmp(errors->items[i].field, field) == 0)
+			return &errors->items[i];
+	return NULL;
+}
+
+bool fields_answer(struct http_response *res,
+		   const struct field_errors *errors)
+{
+	const struct field_error *e;
+
+	if (errors->count == 0)
+		return false;
+	e = &errors->items[0];
+	http_error(res, e->status, e->code, "%s", e->message);
+	return true;
+}

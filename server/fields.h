@@ -1,0 +1,61 @@
+/*
+ * Field errors: what validation of a request found wrong, one entry per
+ * field, so that the REST API can answer with the first and a web form can
+ * show every one next to its own input, in the form's words.
+ *
+ * Validators of a resource (jobs.c, tokens.c, ...) fill a struct
+ * field_errors instead of answering; the REST adapter calls
+ * fields_answer(), the web adapter walks the list.
+ */
+#ifndef STATBISECT_FIELDS_H
+#define STATBISECT_FIELDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "http.h"
+
+#define FIELDS_MAX 16
+#define FIELDS_MESSAGE_MAX 256
+
+struct field_error {
+	char field[64];	  /* the API's name for it: "runs_max", "notify" */
+	char code[32];	  /* the API's error code: "invalid_field" */
+	unsigned status;  /* the HTTP status the API answers it with */
+	char message[FIELDS_MESSAGE_MAX]; /* as the API words it */
+};
+
+struct field_errors {
+	struct field_error items[FIELDS_MAX];
+	size_t count;
+	size_t dropped; /* errors past FIELDS_MAX, counted only */
+};
+
+/* An empty list. */
+void fields_init(struct field_errors *errors);
+
+/*
+ * Adds an error of `field` (may be "" for the request as a whole).  Names
+ * and messages too long for the entry are cut at a UTF-8 boundary; past
+ * FIELDS_MAX errors only `dropped` grows.
+ */
+void fields_add(struct field_errors *errors, const char *field,
+		unsigned status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* True when nothing was added. */
+bool fields_ok(const struct field_errors *errors);
+
+/* The first error of `field`, or NULL. */
+const struct field_error *fields_find(const struct field_errors *errors,
+				      const char *field);
+
+/*
+ * Answers the first error in `res` as http_error does (its status, code
+ * and message).  Returns false, and answers nothing, when the list is
+ * empty.
+ */
+bool fields_answer(struct http_response *res,
+		   const struct field_errors *errors);
+
+#endif

@@ -1,0 +1,103 @@
+/* cmocka needs these first, in this order. */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../server/fields.h"
+
+static void test_fields__every_error_is_kept_in_order(void **state)
+{
+	struct field_errors errors;
+
+	(void)state;
+	fields_init(&errors);
+	assert_true(fields_ok(&errors));
+	fields_add(&errors, "runs_max", 400, "invalid_field",
+		   "field '%s' must be an integer from %d to %d", "runs_max",
+		   2, 1000);
+	fields_add(&errors, "good", 422, "unknown_revision",
+		   "no revision '%s'", "nope");
+	assert_false(fields_ok(&errors));
+	assert_int_equal(errors.count, 2);
+	assert_string_equal(errors.items[0].message,
+			    "field 'runs_max' must be an integer from 2 to "
+			    "1000");
+	assert_string_equal(fields_find(&errors, "good")->code,
+			    "unknown_revision");
+	assert_int_equal(fields_find(&errors, "good")->status, 422);
+	assert_null(fields_find(&errors, "bad"));
+}
+
+static void test_fields__the_api_answers_the_first(void **state)
+{
+	struct field_errors errors;
+	struct http_response res;
+
+	(void)state;
+	memset(&res, 0, sizeof(res));
+	fields_init(&errors);
+	assert_false(fields_answer(&res, &errors));
+	assert_null(res.body);
+	fields_add(&errors, "name", 409, "exists", "repository '%s' exists",
+		   "toy");
+	fields_add(&errors, "url", 400, "invalid_field", "second");
+	assert_true(fields_answer(&res, &errors));
+	assert_int_equal(res.status, 409);
+	assert_non_null(strstr(res.body, "\"exists\""));
+	assert_non_null(strstr(res.body, "repository 'toy' exists"));
+	assert_null(strstr(res.body, "second"));
+	http_response_clear(&res);
+}
+
+static void test_fields__long_text_is_cut_on_a_character(void **state)
+{
+	struct field_errors errors;
+	char text[600];
+	size_t i, n;
+
+	(void)state;
+	/* "é" is two bytes: a cut at an odd offset would split one. */
+	for (i = 0; i + 2 < sizeof(text); i += 2)
+		memcpy(text + i, "\xc3\xa9", 2);
+	text[i] = '\0';
+	fields_init(&errors);
+	fields_add(&errors, text, 400, "invalid_field", "x%s", text);
+	n = strlen(errors.items[0].message);
+	assert_true(n < FIELDS_MESSAGE_MAX);
+	/* "x" then whole two-byte characters: an odd length. */
+	assert_int_equal(n % 2, 1);
+	assert_int_equal(strlen(errors.items[0].field) % 2, 0);
+}
+
+static void test_fields__past_the_limit_errors_are_counted(void **state)
+{
+	struct field_errors errors;
+	int i;
+
+	(void)state;
+	fields_init(&errors);
+	for (i = 0; i < FIELDS_MAX + 3; i++)
+		fields_add(&errors, "f", 400, "invalid_field", "%d", i);
+	assert_int_equal(errors.count, FIELDS_MAX);
+	assert_int_equal(errors.dropped, 3);
+	assert_false(fields_ok(&errors));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_fields__every_error_is_kept_in_order),
+	    cmocka_unit_test(test_fields__the_api_answers_the_first),
+	    cmocka_unit_test(test_fields__long_text_is_cut_on_a_character),
+	    cmocka_unit_test(test_fields__past_the_limit_errors_are_counted),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
