@@ -19,9 +19,9 @@
 #define FIELDS_MESSAGE_MAX 256
 
 struct field_error {
-	char field[64];	  /* the API's name for it: "runs_max", "notify" */
-	char code[32];	  /* the API's error code: "invalid_field" */
-	unsigned status;  /* the HTTP status the API answers it with */
+	char field[64];	 /* the API's name for it: "runs_max", "notify" */
+	char code[32];	 /* the API's error code: "invalid_field" */
+	unsigned status; /* the HTTP status the API answers it with */
 	char message[FIELDS_MESSAGE_MAX]; /* as the API words it */
 };
 
