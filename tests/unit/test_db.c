@@ -2,11 +2,12 @@
  * db_state_transient: which database failures the API answers with 503
  * ("try again") and which with 500 (a fault of the query or its data).
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include "../../server/db.h"
 

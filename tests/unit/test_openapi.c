@@ -4,11 +4,12 @@
  * `paths:` section are compared as sets of (method, path).  Runs from the
  * repository root.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include <ctype.h>
 #include <stdio.h>
