@@ -20,7 +20,7 @@ LIB_SRC := $(wildcard lib/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIBSB   := $(BUILD)/libstatbisect.a
 
-SERVER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard server/*.c))
+SERVER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard server/*.c server/store/*.c))
 WORKER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard worker/*.c))
 SIM_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/sim/*.c))
 BENCH_SRC  := $(wildcard bench/bench_*.c)

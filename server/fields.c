@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "db.h"
+
 /* Copies `src` into `dst` (of `size` bytes), cut before a UTF-8
  * continuation byte so that the copy stays valid text. */
 static void copy_cut(char *dst, size_t size, const char *src)
@@ -71,4 +73,18 @@ bool fields_answer(struct http_response *res,
 	e = &errors->items[0];
 	http_error(res, e->status, e->code, "%s", e->message);
 	return true;
+}
+
+void fields_db_failed(struct field_errors *errors)
+{
+	const char *state = db_last_failure();
+
+	if (db_state_transient(state))
+		fields_add(errors, "", 503, "unavailable",
+			   "the database is unavailable; try again");
+	else
+		fields_add(errors, "", 500, "internal",
+			   "the database refused the request (SQLSTATE %s); "
+			   "the server log has the details",
+			   state);
 }

@@ -16,7 +16,8 @@
 #include "http.h"
 
 #define FIELDS_MAX 16
-#define FIELDS_MESSAGE_MAX 256
+/* As long as http_error's message, so the API's answer is not cut sooner. */
+#define FIELDS_MESSAGE_MAX 1024
 
 struct field_error {
 	char field[64];	 /* the API's name for it: "runs_max", "notify" */
@@ -57,5 +58,13 @@ const struct field_error *fields_find(const struct field_errors *errors,
  */
 bool fields_answer(struct http_response *res,
 		   const struct field_errors *errors);
+
+/*
+ * Adds the error of a failed database call for the request as a whole
+ * (field ""), as http_db_failed answers it: 503 "unavailable" when trying
+ * again may help (db_state_transient of this thread's last failure), else
+ * 500 "internal" with the SQLSTATE.
+ */
+void fields_db_failed(struct field_errors *errors);
 
 #endif

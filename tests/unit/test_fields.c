@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../server/db.h"
 #include "../../server/fields.h"
 
 static void test_fields__every_error_is_kept_in_order(void **state)
@@ -59,7 +60,7 @@ static void test_fields__the_api_answers_the_first(void **state)
 static void test_fields__long_text_is_cut_on_a_character(void **state)
 {
 	struct field_errors errors;
-	char text[600];
+	char text[2 * FIELDS_MESSAGE_MAX + 100];
 	size_t i, n;
 
 	(void)state;
@@ -90,6 +91,30 @@ static void test_fields__past_the_limit_errors_are_counted(void **state)
 	assert_false(fields_ok(&errors));
 }
 
+/* A database failure reads as http_db_failed answers it. */
+static void test_fields__a_database_failure_answers_as_the_api(void **state)
+{
+	struct http_response from_fields, from_http;
+	struct field_errors errors;
+
+	(void)state;
+	memset(&from_fields, 0, sizeof(from_fields));
+	memset(&from_http, 0, sizeof(from_http));
+	/* No connection: the failure of a broken one, which may pass. */
+	assert_null(db_exec(NULL, "SELECT 1", 0, NULL));
+	fields_init(&errors);
+	fields_db_failed(&errors);
+	assert_int_equal(errors.count, 1);
+	assert_string_equal(errors.items[0].field, "");
+	assert_true(fields_answer(&from_fields, &errors));
+	http_db_failed(&from_http);
+	assert_int_equal(from_fields.status, 503);
+	assert_int_equal(from_http.status, 503);
+	assert_string_equal(from_fields.body, from_http.body);
+	http_response_clear(&from_fields);
+	http_response_clear(&from_http);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -97,6 +122,8 @@ int main(void)
 	    cmocka_unit_test(test_fields__the_api_answers_the_first),
 	    cmocka_unit_test(test_fields__long_text_is_cut_on_a_character),
 	    cmocka_unit_test(test_fields__past_the_limit_errors_are_counted),
+	    cmocka_unit_test(
+		test_fields__a_database_failure_answers_as_the_api),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
