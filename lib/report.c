@@ -7,12 +7,12 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
 #include "utf8.h"
 
 #define REPORT_PLUSMINUS "\xc2\xb1"
@@ -28,104 +28,10 @@
 #define REPORT_LINE_SOFT 78
 #define REPORT_LINE_HARD 998
 
-/*
- * A growing string.  Appends after a failed allocation are no-ops; the
- * error is reported once, by report_buf_detach.
- */
-struct report_buf {
-	char *ptr;
-	size_t len;
-	size_t cap;
-	int error;
-};
-
-static void report_buf_reserve(struct report_buf *b, size_t extra)
+/* Hands the text of `b` to *out: 0, or -ENOMEM when an append failed. */
+static int report_finish(struct strbuf *b, char **out)
 {
-	size_t need, cap;
-	char *p;
-
-	if (b->error)
-		return;
-	if (extra > SIZE_MAX - b->len - 1) {
-		b->error = -ENOMEM;
-		return;
-	}
-	need = b->len + extra + 1;
-	if (need <= b->cap)
-		return;
-	cap = b->cap ? b->cap : 256;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	p = realloc(b->ptr, cap);
-	if (!p) {
-		b->error = -ENOMEM;
-		return;
-	}
-	b->ptr = p;
-	b->cap = cap;
-}
-
-static void report_buf_put(struct report_buf *b, const char *s, size_t n)
-{
-	report_buf_reserve(b, n);
-	if (b->error)
-		return;
-	memcpy(b->ptr + b->len, s, n);
-	b->len += n;
-	b->ptr[b->len] = '\0';
-}
-
-static void report_buf_puts(struct report_buf *b, const char *s)
-{
-	report_buf_put(b, s, strlen(s));
-}
-
-__attribute__((format(printf, 2, 3))) static void
-report_buf_printf(struct report_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->error)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->error = -EINVAL;
-		return;
-	}
-	report_buf_reserve(b, (size_t)n);
-	if (b->error)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-static void report_buf_dispose(struct report_buf *b)
-{
-	free(b->ptr);
-	b->ptr = NULL;
-	b->len = b->cap = 0;
-}
-
-/* Hand the string to *out, or free it and return the first error. */
-static int report_buf_detach(struct report_buf *b, char **out)
-{
-	int error = b->error;
-
-	if (!error && !b->ptr)
-		report_buf_put(b, "", 0);
-	error = b->error;
-	if (error) {
-		report_buf_dispose(b);
-		return error;
-	}
-	*out = b->ptr;
-	b->ptr = NULL;
-	return 0;
+	return strbuf_finish(out, NULL, b) < 0 ? -ENOMEM : 0;
 }
 
 /* ---- checks on input text ------------------------------------------- */
@@ -221,19 +127,17 @@ static double report_change_of(const char *metric, double base, double now)
 }
 
 /* " ±NNN%" or six blanks. */
-static void report_put_stddev(struct report_buf *b,
-			      const struct report_side *side)
+static void report_put_stddev(struct strbuf *b, const struct report_side *side)
 {
 	double pct = side->stddev_pct;
 
 	if (side->runs > 1 && isfinite(pct) && pct > 2)
-		report_buf_printf(b, " " REPORT_PLUSMINUS "%3.0f%%",
-				  trunc(pct));
+		strbuf_printf(b, " " REPORT_PLUSMINUS "%3.0f%%", trunc(pct));
 	else
-		report_buf_puts(b, "      ");
+		strbuf_append(b, "      ");
 }
 
-static int report_put_row(struct report_buf *b, const char *metric,
+static int report_put_row(struct strbuf *b, const char *metric,
 			  const struct report_side *base,
 			  const struct report_side *culprit, double change)
 {
@@ -250,16 +154,16 @@ static int report_put_row(struct report_buf *b, const char *metric,
 		return error;
 	absolute = report_metric_is_absolute(metric);
 
-	report_buf_printf(b, "%*s", REPORT_ABS_WIDTH, base_value);
+	strbuf_printf(b, "%*s", REPORT_ABS_WIDTH, base_value);
 	report_put_stddev(b, base);
 	if (fabs(change) < 100000)
-		report_buf_printf(b, "%+*.1f", REPORT_REL_WIDTH, change);
+		strbuf_printf(b, "%+*.1f", REPORT_REL_WIDTH, change);
 	else
-		report_buf_printf(b, "%+*.2g", REPORT_REL_WIDTH, change);
-	report_buf_puts(b, absolute ? "  " : "% ");
-	report_buf_printf(b, "%*s", REPORT_ABS_WIDTH, culprit_value);
+		strbuf_printf(b, "%+*.2g", REPORT_REL_WIDTH, change);
+	strbuf_append(b, absolute ? "  " : "% ");
+	strbuf_printf(b, "%*s", REPORT_ABS_WIDTH, culprit_value);
 	report_put_stddev(b, culprit);
-	report_buf_printf(b, "  %s\n", metric);
+	strbuf_printf(b, "  %s\n", metric);
 	return 0;
 }
 
@@ -268,7 +172,7 @@ int report_format_row_with_change(char **out, const char *metric,
 				  const struct report_side *culprit,
 				  double change)
 {
-	struct report_buf b = {0};
+	struct strbuf b = STRBUF_INIT;
 	int error;
 
 	if (!out)
@@ -276,10 +180,10 @@ int report_format_row_with_change(char **out, const char *metric,
 	*out = NULL;
 	error = report_put_row(&b, metric, base, culprit, change);
 	if (error < 0) {
-		report_buf_dispose(&b);
+		strbuf_clear(&b);
 		return error;
 	}
-	return report_buf_detach(&b, out);
+	return report_finish(&b, out);
 }
 
 int report_format_row(char **out, const char *metric,
@@ -353,17 +257,16 @@ static bool report_is_utf8_line(const char *s);
 
 /* Every change of the job, when it found several: each on its own line
  * with its own direction and change (the others have reports too). */
-static void report_put_changes(struct report_buf *b,
-			       const struct report_input *in)
+static void report_put_changes(struct strbuf *b, const struct report_input *in)
 {
 	size_t i;
 
 	if (in->change_count < 2 || in->changes == NULL)
 		return;
-	report_buf_printf(b,
-			  "The range holds %zu changes of %s, each "
-			  "reported on its own:\n\n",
-			  in->change_count, in->kpi);
+	strbuf_printf(b,
+		      "The range holds %zu changes of %s, each "
+		      "reported on its own:\n\n",
+		      in->change_count, in->kpi);
 	for (i = 0; i < in->change_count; i++) {
 		const struct report_change *c = &in->changes[i];
 		struct report_input one = *in;
@@ -375,7 +278,7 @@ static void report_put_changes(struct report_buf *b,
 		one.kind = c->kind;
 		one.change_pct = c->change_pct;
 		report_kpi_change(change, sizeof(change), &one);
-		report_buf_printf(
+		strbuf_printf(
 		    b, "  %.12s %s%% %s%s%s\n", c->sha, change,
 		    report_kind_word(c->kind),
 		    c->subject != NULL && report_is_utf8_line(c->subject)
@@ -385,7 +288,7 @@ static void report_put_changes(struct report_buf *b,
 			? c->subject
 			: "");
 	}
-	report_buf_puts(b, "\n");
+	strbuf_append(b, "\n");
 }
 
 static int report_check_input(const struct report_input *in)
@@ -458,7 +361,7 @@ static int report_check_input(const struct report_input *in)
 
 int report_render_subject(char **out, const struct report_input *in)
 {
-	struct report_buf b = {0};
+	struct strbuf b = STRBUF_INIT;
 	char *subsystem = NULL;
 	char change[64];
 	int error;
@@ -469,27 +372,27 @@ int report_render_subject(char **out, const struct report_input *in)
 	if ((error = report_check_input(in)) < 0)
 		goto out;
 
-	report_buf_printf(&b, "[%s:%s] ", in->tree, in->branch);
+	strbuf_printf(&b, "[%s:%s] ", in->tree, in->branch);
 	if (report_is_range_kind(in->kind)) {
-		report_buf_printf(&b, "%s %s in %.10s..%.10s",
-				  in->kind == REPORT_NO_CHANGE
-				      ? "no change of"
-				      : "inconclusive result for",
-				  in->kpi, in->good_sha, in->bad_sha);
+		strbuf_printf(&b, "%s %s in %.10s..%.10s",
+			      in->kind == REPORT_NO_CHANGE
+				  ? "no change of"
+				  : "inconclusive result for",
+			      in->kpi, in->good_sha, in->bad_sha);
 	} else {
 		if ((error = report_subsystem(&subsystem,
 					      in->culprit_subject)) < 0)
 			goto out;
 		if (subsystem)
-			report_buf_printf(&b, "[%s] ", subsystem);
+			strbuf_printf(&b, "[%s] ", subsystem);
 		report_kpi_change(change, sizeof(change), in);
-		report_buf_printf(&b, " %.10s:  %s %s%% %s", in->culprit_sha,
-				  in->kpi, change, report_kind_word(in->kind));
+		strbuf_printf(&b, " %.10s:  %s %s%% %s", in->culprit_sha,
+			      in->kpi, change, report_kind_word(in->kind));
 	}
-	error = report_buf_detach(&b, out);
+	error = report_finish(&b, out);
 out:
 	free(subsystem);
-	report_buf_dispose(&b);
+	strbuf_clear(&b);
 	return error;
 }
 
@@ -555,8 +458,7 @@ static int report_compare_params(const void *pa, const void *pb)
 	return a->index < b->index ? -1 : a->index > b->index;
 }
 
-static int report_put_table(struct report_buf *b,
-			    const struct report_input *in)
+static int report_put_table(struct strbuf *b, const struct report_input *in)
 {
 	struct report_sorted_param *params = NULL;
 	struct report_sorted_row *rows = NULL;
@@ -584,17 +486,14 @@ static int report_put_table(struct report_buf *b,
 	}
 	qsort(params, count, sizeof(*params), report_compare_params);
 
-	report_buf_puts(b,
-			"==================================================="
-			"======================================\n");
+	strbuf_append(b, "==================================================="
+			 "======================================\n");
 	for (i = 0; i < count; i++)
-		report_buf_printf(b, "%s%s", i ? "/" : "",
-				  params[i].param->key);
-	report_buf_puts(b, ":\n  ");
+		strbuf_printf(b, "%s%s", i ? "/" : "", params[i].param->key);
+	strbuf_append(b, ":\n  ");
 	for (i = 0; i < count; i++)
-		report_buf_printf(b, "%s%s", i ? "/" : "",
-				  params[i].param->value);
-	report_buf_puts(b, "\n\n");
+		strbuf_printf(b, "%s%s", i ? "/" : "", params[i].param->value);
+	strbuf_append(b, "\n\n");
 
 	if (report_is_range_kind(in->kind)) {
 		base_sha = in->good_sha;
@@ -607,18 +506,18 @@ static int report_put_table(struct report_buf *b,
 		new_sha = in->culprit_sha;
 		new_subject = in->culprit_subject;
 	}
-	report_buf_puts(b, "commit: \n");
-	report_buf_printf(b, "  %.10s", base_sha);
+	strbuf_append(b, "commit: \n");
+	strbuf_printf(b, "  %.10s", base_sha);
 	if (base_subject)
-		report_buf_printf(b, " (\"%s\")", base_subject);
-	report_buf_printf(b, "\n  %.10s", new_sha);
+		strbuf_printf(b, " (\"%s\")", base_subject);
+	strbuf_printf(b, "\n  %.10s", new_sha);
 	if (new_subject)
-		report_buf_printf(b, " (\"%s\")", new_subject);
-	report_buf_puts(b, "\n\n");
-	report_buf_printf(b, "%16.16s %27.27s \n", base_sha, new_sha);
-	report_buf_puts(b, "---------------- --------------------------- \n");
-	report_buf_puts(b, "         %stddev     %change         %stddev\n");
-	report_buf_puts(b, "             \\          |                \\  \n");
+		strbuf_printf(b, " (\"%s\")", new_subject);
+	strbuf_append(b, "\n\n");
+	strbuf_printf(b, "%16.16s %27.27s \n", base_sha, new_sha);
+	strbuf_append(b, "---------------- --------------------------- \n");
+	strbuf_append(b, "         %stddev     %change         %stddev\n");
+	strbuf_append(b, "             \\          |                \\  \n");
 
 	for (i = 0; i < in->row_count; i++) {
 		const struct report_metric_row *r = &in->rows[i];
@@ -671,7 +570,7 @@ out:
 
 int report_render_table(char **out, const struct report_input *in)
 {
-	struct report_buf b = {0};
+	struct strbuf b = STRBUF_INIT;
 	int error;
 
 	if (!out)
@@ -680,16 +579,16 @@ int report_render_table(char **out, const struct report_input *in)
 	if ((error = report_check_input(in)) < 0)
 		return error;
 	if ((error = report_put_table(&b, in)) < 0) {
-		report_buf_dispose(&b);
+		strbuf_clear(&b);
 		return error;
 	}
-	return report_buf_detach(&b, out);
+	return report_finish(&b, out);
 }
 
 /* ---- the body --------------------------------------------------------- */
 
 /* A command, each of its lines indented by a tab. */
-static void report_put_command(struct report_buf *b, const char *cmd)
+static void report_put_command(struct strbuf *b, const char *cmd)
 {
 	const char *line = cmd, *nl;
 
@@ -698,78 +597,78 @@ static void report_put_command(struct report_buf *b, const char *cmd)
 		if (!nl)
 			nl = line + strlen(line);
 		if (nl > line) {
-			report_buf_puts(b, "\t");
-			report_buf_put(b, line, (size_t)(nl - line));
+			strbuf_append(b, "\t");
+			strbuf_appendn(b, line, (size_t)(nl - line));
 		}
-		report_buf_puts(b, "\n");
+		strbuf_append(b, "\n");
 		line = *nl ? nl + 1 : nl;
 	}
 }
 
-static void report_put_testcase(struct report_buf *b,
+static void report_put_testcase(struct strbuf *b,
 				const struct report_input *in)
 {
 	bool range = report_is_range_kind(in->kind);
 	size_t i;
 
-	report_buf_printf(b, "testcase: %s\n", in->testcase);
+	strbuf_printf(b, "testcase: %s\n", in->testcase);
 	if (in->machine)
-		report_buf_printf(b, "test machine: %s\n", in->machine);
-	report_buf_printf(b, "runs: %zu (%s) / %zu (%s)", in->base_runs,
-			  range ? "good" : "parent", in->culprit_runs,
-			  range ? "bad" : "culprit");
+		strbuf_printf(b, "test machine: %s\n", in->machine);
+	strbuf_printf(b, "runs: %zu (%s) / %zu (%s)", in->base_runs,
+		      range ? "good" : "parent", in->culprit_runs,
+		      range ? "bad" : "culprit");
 	if (in->confidence >= 0)
-		report_buf_printf(b, ", confidence: %.1f%%",
-				  floor(in->confidence * 1000 + 1e-6) / 10);
-	report_buf_puts(b, "\n");
+		strbuf_printf(b, ", confidence: %.1f%%",
+			      floor(in->confidence * 1000 + 1e-6) / 10);
+	strbuf_append(b, "\n");
 	if (in->change_ci95_given && isfinite(in->change_pct) &&
 	    isfinite(in->change_ci95_lo) && isfinite(in->change_ci95_hi))
-		report_buf_printf(b,
-				  "change: %+.1f%% (95%% CI %+.1f%% to "
-				  "%+.1f%%)\n",
-				  in->change_pct, in->change_ci95_lo,
-				  in->change_ci95_hi);
+		strbuf_printf(b,
+			      "change: %+.1f%% (95%% CI %+.1f%% to "
+			      "%+.1f%%)\n",
+			      in->change_pct, in->change_ci95_lo,
+			      in->change_ci95_hi);
 	if (in->param_count) {
-		report_buf_puts(b, "parameters:\n\n");
+		strbuf_append(b, "parameters:\n\n");
 		for (i = 0; i < in->param_count; i++)
-			report_buf_printf(b, "\t%s: %s\n", in->params[i].key,
-					  in->params[i].value);
+			strbuf_printf(b, "\t%s: %s\n", in->params[i].key,
+				      in->params[i].value);
 	}
 }
 
-static void report_put_reproduce(struct report_buf *b,
+static void report_put_reproduce(struct strbuf *b,
 				 const struct report_input *in)
 {
 	if (in->job_url) {
-		report_buf_puts(b, "The job page and the raw runs are "
-				   "available at:\n");
-		report_buf_printf(b, "%s\n%s/runs.csv\n%s/runs.json\n\n",
-				  in->job_url, in->job_url, in->job_url);
+		strbuf_append(b, "The job page and the raw runs are "
+				 "available at:\n");
+		strbuf_printf(b, "%s\n%s/runs.csv\n%s/runs.json\n\n",
+			      in->job_url, in->job_url, in->job_url);
 	}
 	if (in->build_log_url_count > 0) {
 		size_t i;
 
-		report_buf_puts(b, "Build logs of the commits that did not "
-				   "build (skipped):\n");
+		strbuf_append(b, "Build logs of the commits that did not "
+				 "build (skipped):\n");
 		for (i = 0; i < in->build_log_url_count; i++)
-			report_buf_printf(b, "%s\n", in->build_log_urls[i]);
-		report_buf_puts(b, "\n");
+			strbuf_printf(b, "%s\n", in->build_log_urls[i]);
+		strbuf_append(b, "\n");
 	}
 	if (in->checkout_cmd || in->build_cmd || in->run_cmd) {
-		report_buf_puts(b, "To reproduce:\n\n");
+		strbuf_append(b, "To reproduce:\n\n");
 		if (in->checkout_cmd)
 			report_put_command(b, in->checkout_cmd);
 		if (in->build_cmd)
 			report_put_command(b, in->build_cmd);
 		if (in->run_cmd)
 			report_put_command(b, in->run_cmd);
-		report_buf_puts(b, "\n");
+		strbuf_append(b, "\n");
 	}
 }
 
 /* `lead`, `text` and a period, wrapped at spaces to lines of at most 72
  * columns (a longer word stays whole), then a blank line. */
-static void report_put_wrapped(struct report_buf *b, const char *lead,
+static void report_put_wrapped(struct strbuf *b, const char *lead,
 			       const char *text)
 {
 	size_t column = 0, len;
@@ -777,7 +676,7 @@ static void report_put_wrapped(struct report_buf *b, const char *lead,
 	char *all = NULL;
 
 	if (asprintf(&all, "%s%s.", lead, text) < 0) {
-		b->error = -ENOMEM;
+		b->failed = true;
 		return;
 	}
 	for (word = all; *word != '\0'; word += len) {
@@ -787,31 +686,31 @@ static void report_put_wrapped(struct report_buf *b, const char *lead,
 		if (len == 0)
 			break;
 		if (column > 0 && column + 1 + len > 72) {
-			report_buf_puts(b, "\n");
+			strbuf_append(b, "\n");
 			column = 0;
 		} else if (column > 0) {
-			report_buf_puts(b, " ");
+			strbuf_append(b, " ");
 			column++;
 		}
-		report_buf_printf(b, "%.*s", (int)len, word);
+		strbuf_printf(b, "%.*s", (int)len, word);
 		column += len;
 	}
-	report_buf_puts(b, "\n\n");
+	strbuf_append(b, "\n\n");
 	free(all);
 }
 
-static void report_put_commit_line(struct report_buf *b, const char *label,
+static void report_put_commit_line(struct strbuf *b, const char *label,
 				   const char *sha, const char *subject)
 {
-	report_buf_printf(b, "%s%s", label, sha);
+	strbuf_printf(b, "%s%s", label, sha);
 	if (subject)
-		report_buf_printf(b, " (\"%s\")", subject);
-	report_buf_puts(b, "\n");
+		strbuf_printf(b, " (\"%s\")", subject);
+	strbuf_append(b, "\n");
 }
 
 int report_render_body(char **out, const struct report_input *in)
 {
-	struct report_buf b = {0};
+	struct strbuf b = STRBUF_INIT;
 	bool range;
 	char change[64];
 	int error;
@@ -823,21 +722,20 @@ int report_render_body(char **out, const struct report_input *in)
 		goto out;
 	range = report_is_range_kind(in->kind);
 
-	report_buf_puts(&b, "\nHello,\n\n");
+	strbuf_append(&b, "\nHello,\n\n");
 	if (in->kind == REPORT_NO_CHANGE) {
-		report_buf_printf(&b,
-				  "%s noticed no change of %s between:\n\n\n",
-				  in->robot_name, in->kpi);
+		strbuf_printf(&b, "%s noticed no change of %s between:\n\n\n",
+			      in->robot_name, in->kpi);
 	} else if (in->kind == REPORT_INCONCLUSIVE) {
-		report_buf_printf(&b,
-				  "%s could not decide whether %s changed "
-				  "between:\n\n\n",
-				  in->robot_name, in->kpi);
+		strbuf_printf(&b,
+			      "%s could not decide whether %s changed "
+			      "between:\n\n\n",
+			      in->robot_name, in->kpi);
 	} else {
 		report_kpi_change(change, sizeof(change), in);
-		report_buf_printf(&b, "%s noticed a %s%% %s of %s on:\n\n\n",
-				  in->robot_name, change,
-				  report_kind_word(in->kind), in->kpi);
+		strbuf_printf(&b, "%s noticed a %s%% %s of %s on:\n\n\n",
+			      in->robot_name, change,
+			      report_kind_word(in->kind), in->kpi);
 	}
 
 	if (range) {
@@ -845,80 +743,77 @@ int report_render_body(char **out, const struct report_input *in)
 				       in->good_subject);
 		report_put_commit_line(&b, "bad:  ", in->bad_sha,
 				       in->bad_subject);
-		report_buf_printf(&b, "%s %s\n\n", in->tree, in->branch);
+		strbuf_printf(&b, "%s %s\n\n", in->tree, in->branch);
 		if (in->kind == REPORT_NO_CHANGE)
-			report_buf_puts(
-			    &b, "The two ends of the range perform the "
-				"same within the testcase's margin,\n"
-				"so no commit was bisected.\n\n");
+			strbuf_append(&b,
+				      "The two ends of the range perform the "
+				      "same within the testcase's margin,\n"
+				      "so no commit was bisected.\n\n");
 		else if (in->reason)
 			report_put_wrapped(
 			    &b, "No commit was bisected: ", in->reason);
 		else
-			report_buf_puts(
-			    &b, "The runs could neither tell the two "
-				"ends of the range apart nor show\n"
-				"them to be the same within the "
-				"allowed number of runs, so no commit\n"
-				"was bisected.  More runs or a quieter "
-				"machine may decide it.\n\n");
+			strbuf_append(&b,
+				      "The runs could neither tell the two "
+				      "ends of the range apart nor show\n"
+				      "them to be the same within the "
+				      "allowed number of runs, so no commit\n"
+				      "was bisected.  More runs or a quieter "
+				      "machine may decide it.\n\n");
 	} else {
 		report_put_commit_line(&b, "commit: ", in->culprit_sha,
 				       in->culprit_subject);
-		report_buf_printf(&b, "%s %s\n\n",
-				  in->commit_url ? in->commit_url : in->tree,
-				  in->branch);
+		strbuf_printf(&b, "%s %s\n\n",
+			      in->commit_url ? in->commit_url : in->tree,
+			      in->branch);
 		report_put_changes(&b, in);
 	}
 
 	report_put_testcase(&b, in);
-	report_buf_puts(&b, "\n\n");
+	strbuf_append(&b, "\n\n");
 
 	if (in->kind == REPORT_REGRESSION) {
-		report_buf_puts(&b,
-				"If you fix the issue in a separate "
-				"patch/commit (i.e. not just a new version "
-				"of\nthe same patch/commit), kindly add "
-				"following tags\n");
-		report_buf_printf(&b, "| Reported-by: %s", in->robot_name);
+		strbuf_append(&b, "If you fix the issue in a separate "
+				  "patch/commit (i.e. not just a new version "
+				  "of\nthe same patch/commit), kindly add "
+				  "following tags\n");
+		strbuf_printf(&b, "| Reported-by: %s", in->robot_name);
 		if (in->robot_email)
-			report_buf_printf(&b, " <%s>", in->robot_email);
-		report_buf_puts(&b, "\n");
+			strbuf_printf(&b, " <%s>", in->robot_email);
+		strbuf_append(&b, "\n");
 		if (in->report_url)
-			report_buf_printf(&b, "| Closes: %s\n",
-					  in->report_url);
-		report_buf_puts(&b, "\n\n");
+			strbuf_printf(&b, "| Closes: %s\n", in->report_url);
+		strbuf_append(&b, "\n\n");
 	}
 
-	report_buf_puts(&b, "Details are as below:\n");
-	report_buf_puts(&b, "-------------------------------------------------"
-			    "-------------------------------------------------"
-			    ">\n\n\n");
+	strbuf_append(&b, "Details are as below:\n");
+	strbuf_append(&b, "-------------------------------------------------"
+			  "-------------------------------------------------"
+			  ">\n\n\n");
 	report_put_reproduce(&b, in);
 	if ((error = report_put_table(&b, in)) < 0)
 		goto out;
 
-	report_buf_puts(&b, "\n\nDisclaimer:\n");
+	strbuf_append(&b, "\n\nDisclaimer:\n");
 	if (in->machine)
-		report_buf_puts(&b,
-				"Results were measured on the test "
-				"machine named above and are provided for\n"
-				"informational purposes only.");
+		strbuf_append(&b, "Results were measured on the test "
+				  "machine named above and are provided for\n"
+				  "informational purposes only.");
 	else
-		report_buf_puts(&b, "Results were measured on a statbisect "
-				    "test machine and are provided for\n"
-				    "informational purposes only.");
-	report_buf_puts(&b, " Benchmark results are noisy: the table gives "
-			    "the\nmean of each side and its standard "
-			    "deviation.  Any difference in hardware,\n"
-			    "software, configuration or load may change "
-			    "the results.\n\n\n");
-	report_buf_printf(&b, "-- \n%s\n", in->service_name);
+		strbuf_append(&b, "Results were measured on a statbisect "
+				  "test machine and are provided for\n"
+				  "informational purposes only.");
+	strbuf_append(&b, " Benchmark results are noisy: the table gives "
+			  "the\nmean of each side and its standard "
+			  "deviation.  Any difference in hardware,\n"
+			  "software, configuration or load may change "
+			  "the results.\n\n\n");
+	strbuf_printf(&b, "-- \n%s\n", in->service_name);
 	if (in->service_url)
-		report_buf_printf(&b, "%s\n", in->service_url);
-	error = report_buf_detach(&b, out);
+		strbuf_printf(&b, "%s\n", in->service_url);
+	error = report_finish(&b, out);
 out:
-	report_buf_dispose(&b);
+	strbuf_clear(&b);
 	return error;
 }
 
@@ -1033,7 +928,7 @@ static bool report_is_msg_id(const char *s)
 }
 
 /* "addr" or "Name <addr>", ASCII; the name is quoted when it must be. */
-static int report_put_from(struct report_buf *b, const char *from)
+static int report_put_from(struct strbuf *b, const char *from)
 {
 	const char *lt, *name_start, *name_end, *p;
 	bool plain = true;
@@ -1045,7 +940,7 @@ static int report_put_from(struct report_buf *b, const char *from)
 	if (!lt) {
 		if (!report_is_address(from))
 			return -EINVAL;
-		report_buf_puts(b, from);
+		strbuf_append(b, from);
 		return 0;
 	}
 	addr_len = strlen(lt + 1);
@@ -1066,20 +961,20 @@ static int report_put_from(struct report_buf *b, const char *from)
 	}
 	if (name_end > name_start) {
 		if (plain) {
-			report_buf_put(b, name_start,
+			strbuf_appendn(b, name_start,
 				       (size_t)(name_end - name_start));
 		} else {
-			report_buf_puts(b, "\"");
+			strbuf_append(b, "\"");
 			for (p = name_start; p < name_end; p++) {
 				if (*p == '"' || *p == '\\')
-					report_buf_puts(b, "\\");
-				report_buf_put(b, p, 1);
+					strbuf_append(b, "\\");
+				strbuf_appendn(b, p, 1);
 			}
-			report_buf_puts(b, "\"");
+			strbuf_append(b, "\"");
 		}
-		report_buf_puts(b, " ");
+		strbuf_append(b, " ");
 	}
-	report_buf_puts(b, lt);
+	strbuf_append(b, lt);
 	return 0;
 }
 
@@ -1088,7 +983,7 @@ static int report_put_from(struct report_buf *b, const char *from)
  * lines stay within 78 octets where a blank allows it.  A fold never comes
  * before the value's first word or after its last one.
  */
-static int report_put_folded(struct report_buf *b, const char *line,
+static int report_put_folded(struct strbuf *b, const char *line,
 			     size_t value_start)
 {
 	size_t len = strlen(line), start = 0, last_word = 0, i, fold;
@@ -1116,59 +1011,35 @@ static int report_put_folded(struct report_buf *b, const char *line,
 			break;
 		if (fold - start > REPORT_LINE_HARD)
 			return -E2BIG;
-		report_buf_put(b, line + start, fold - start);
-		report_buf_puts(b, "\r\n");
+		strbuf_appendn(b, line + start, fold - start);
+		strbuf_append(b, "\r\n");
 		start = fold;
 	}
 	if (len - start > REPORT_LINE_HARD)
 		return -E2BIG;
-	report_buf_put(b, line + start, len - start);
-	report_buf_puts(b, "\r\n");
+	strbuf_appendn(b, line + start, len - start);
+	strbuf_append(b, "\r\n");
 	return 0;
 }
 
-static int report_put_header(struct report_buf *b, const char *name,
+static int report_put_header(struct strbuf *b, const char *name,
 			     const char *value)
 {
-	struct report_buf line = {0};
+	struct strbuf line = STRBUF_INIT;
 	int error;
 
-	report_buf_printf(&line, "%s: %s", name, value);
-	if ((error = line.error) == 0)
-		error = report_put_folded(b, line.ptr, strlen(name) + 2);
-	report_buf_dispose(&line);
+	strbuf_printf(&line, "%s: %s", name, value);
+	if ((error = strbuf_failed(&line) ? -ENOMEM : 0) == 0)
+		error = report_put_folded(b, line.data, strlen(name) + 2);
+	strbuf_clear(&line);
 	return error;
-}
-
-static void report_put_base64(struct report_buf *b, const unsigned char *s,
-			      size_t n)
-{
-	static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				     "abcdefghijklmnopqrstuvwxyz0123456789+/";
-	char quad[4];
-	size_t i;
-
-	for (i = 0; i < n; i += 3) {
-		uint32_t v = (uint32_t)s[i] << 16;
-
-		if (i + 1 < n)
-			v |= (uint32_t)s[i + 1] << 8;
-		if (i + 2 < n)
-			v |= s[i + 2];
-		quad[0] = digits[(v >> 18) & 63];
-		quad[1] = digits[(v >> 12) & 63];
-		quad[2] = i + 1 < n ? digits[(v >> 6) & 63] : '=';
-		quad[3] = i + 2 < n ? digits[v & 63] : '=';
-		report_buf_put(b, quad, 4);
-	}
 }
 
 /*
  * Subject as RFC 2047 "B" encoded words of at most 75 octets, one per
  * line, each line within 78 octets, never splitting a UTF-8 sequence.
  */
-static void report_put_encoded_subject(struct report_buf *b,
-				       const char *subject)
+static void report_put_encoded_subject(struct strbuf *b, const char *subject)
 {
 	const unsigned char *s = (const unsigned char *)subject;
 	size_t n = strlen(subject), pos = 0, room, take;
@@ -1184,19 +1055,19 @@ static void report_put_encoded_subject(struct report_buf *b,
 			take = n - pos;
 		while (pos + take < n && (s[pos + take] & 0xc0) == 0x80)
 			take--;
-		report_buf_puts(b,
-				first ? "Subject: =?UTF-8?B?" : " =?UTF-8?B?");
-		report_put_base64(b, s + pos, take);
-		report_buf_puts(b, "?=\r\n");
+		strbuf_append(b,
+			      first ? "Subject: =?UTF-8?B?" : " =?UTF-8?B?");
+		strbuf_base64(b, s + pos, take);
+		strbuf_append(b, "?=\r\n");
 		pos += take;
 		first = false;
 	}
 }
 
-static int report_put_address_list(struct report_buf *b, const char *name,
+static int report_put_address_list(struct strbuf *b, const char *name,
 				   const char *const *list, size_t count)
 {
-	struct report_buf value = {0};
+	struct strbuf value = STRBUF_INIT;
 	size_t i;
 	int error = 0;
 
@@ -1205,39 +1076,19 @@ static int report_put_address_list(struct report_buf *b, const char *name,
 			error = -EINVAL;
 			goto out;
 		}
-		report_buf_printf(&value, "%s%s", i ? ", " : "", list[i]);
+		strbuf_printf(&value, "%s%s", i ? ", " : "", list[i]);
 	}
-	if ((error = value.error) == 0)
-		error = report_put_header(b, name, value.ptr);
+	if ((error = strbuf_failed(&value) ? -ENOMEM : 0) == 0)
+		error = report_put_header(b, name, value.data);
 out:
-	report_buf_dispose(&value);
+	strbuf_clear(&value);
 	return error;
-}
-
-/* The body with every line end made CRLF; lines of at most 998 octets. */
-static int report_put_body(struct report_buf *b, const char *body)
-{
-	const char *p = body, *end;
-	size_t n;
-
-	while (*p) {
-		end = p + strcspn(p, "\r\n");
-		n = (size_t)(end - p);
-		if (n > REPORT_LINE_HARD)
-			return -E2BIG;
-		report_buf_put(b, p, n);
-		report_buf_puts(b, "\r\n");
-		if (*end == '\r' && end[1] == '\n')
-			end++;
-		p = *end ? end + 1 : end;
-	}
-	return 0;
 }
 
 int report_message_render(char **out, const struct report_message *msg)
 {
-	struct report_buf b = {0};
-	struct report_buf from = {0};
+	struct strbuf b = STRBUF_INIT;
+	struct strbuf from = STRBUF_INIT;
 	int error;
 
 	if (!out)
@@ -1254,8 +1105,8 @@ int report_message_render(char **out, const struct report_message *msg)
 
 	if ((error = report_put_header(&b, "Date", msg->date)) < 0 ||
 	    (error = report_put_from(&from, msg->from)) < 0 ||
-	    (error = from.error) < 0 ||
-	    (error = report_put_header(&b, "From", from.ptr)) < 0 ||
+	    (error = strbuf_failed(&from) ? -ENOMEM : 0) < 0 ||
+	    (error = report_put_header(&b, "From", from.data)) < 0 ||
 	    (error = report_put_address_list(&b, "To", msg->to,
 					     msg->to_count)) < 0)
 		goto out;
@@ -1276,15 +1127,18 @@ int report_message_render(char **out, const struct report_message *msg)
 	     (error = report_put_header(&b, "References", msg->in_reply_to)) <
 		 0))
 		goto out;
-	report_buf_puts(&b, "MIME-Version: 1.0\r\n"
-			    "Content-Type: text/plain; charset=utf-8\r\n"
-			    "Content-Transfer-Encoding: 8bit\r\n"
-			    "\r\n");
-	if ((error = report_put_body(&b, msg->body)) < 0)
+	strbuf_append(&b, "MIME-Version: 1.0\r\n"
+			  "Content-Type: text/plain; charset=utf-8\r\n"
+			  "Content-Transfer-Encoding: 8bit\r\n"
+			  "\r\n");
+	if (strbuf_crlf(&b, msg->body, strlen(msg->body), REPORT_LINE_HARD) <
+	    0) {
+		error = -E2BIG;
 		goto out;
-	error = report_buf_detach(&b, out);
+	}
+	error = report_finish(&b, out);
 out:
-	report_buf_dispose(&from);
-	report_buf_dispose(&b);
+	strbuf_clear(&from);
+	strbuf_clear(&b);
 	return error;
 }

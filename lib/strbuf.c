@@ -122,6 +122,105 @@ void strbuf_url(struct strbuf *buf, const char *text, size_t len)
 	}
 }
 
+void strbuf_hex(struct strbuf *buf, const void *data, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *bytes = data;
+	char pair[2];
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		pair[0] = digits[bytes[i] >> 4];
+		pair[1] = digits[bytes[i] & 15];
+		strbuf_appendn(buf, pair, 2);
+	}
+}
+
+void strbuf_base64(struct strbuf *buf, const void *data, size_t len)
+{
+	static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				     "abcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *bytes = data;
+	char quad[4];
+	size_t i;
+
+	for (i = 0; i < len; i += 3) {
+		unsigned long v = (unsigned long)bytes[i] << 16;
+
+		if (i + 1 < len)
+			v |= (unsigned long)bytes[i + 1] << 8;
+		if (i + 2 < len)
+			v |= bytes[i + 2];
+		quad[0] = digits[(v >> 18) & 63];
+		quad[1] = digits[(v >> 12) & 63];
+		quad[2] = i + 1 < len ? digits[(v >> 6) & 63] : '=';
+		quad[3] = i + 2 < len ? digits[v & 63] : '=';
+		strbuf_appendn(buf, quad, 4);
+	}
+}
+
+void strbuf_shell_quote(struct strbuf *buf, const char *text)
+{
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyz"
+				   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+				   "@%+=:,./_-~";
+	size_t len = strlen(text), i, start = 0;
+
+	if (len > 0 && strspn(text, safe) == len) {
+		strbuf_appendn(buf, text, len);
+		return;
+	}
+	strbuf_append(buf, "'");
+	for (i = 0; i < len; i++) {
+		if (text[i] != '\'')
+			continue;
+		strbuf_appendn(buf, text + start, i - start);
+		strbuf_append(buf, "'\\''");
+		start = i + 1;
+	}
+	strbuf_appendn(buf, text + start, len - start);
+	strbuf_append(buf, "'");
+}
+
+int strbuf_crlf(struct strbuf *buf, const char *text, size_t len,
+		size_t line_max)
+{
+	size_t start = 0, end;
+
+	while (start < len) {
+		for (end = start; end < len; end++)
+			if (text[end] == '\r' || text[end] == '\n')
+				break;
+		if (end - start > line_max)
+			return -1;
+		strbuf_appendn(buf, text + start, end - start);
+		strbuf_append(buf, "\r\n");
+		if (end + 1 < len && text[end] == '\r' &&
+		    text[end + 1] == '\n')
+			end++;
+		start = end + 1;
+	}
+	return 0;
+}
+
+void strbuf_lf(struct strbuf *buf, const char *text, size_t len)
+{
+	size_t i, start = 0;
+
+	for (i = 0; i + 1 < len; i++) {
+		if (text[i] != '\r' || text[i + 1] != '\n')
+			continue;
+		strbuf_appendn(buf, text + start, i - start);
+		start = i + 1;
+	}
+	strbuf_appendn(buf, text + start, len - start);
+}
+
+bool strbuf_failed(const struct strbuf *buf)
+{
+	return buf->failed;
+}
+
 int strbuf_finish(char **out, size_t *out_len, struct strbuf *buf)
 {
 	*out = NULL;

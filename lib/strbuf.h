@@ -1,7 +1,9 @@
 /*
- * A growable text buffer with the escapes that HTML and SVG output need.
- * An allocation failure is remembered and reported by strbuf_finish, so a
- * caller appends without checking each step.  Pure: no I/O.
+ * The one growable text buffer of statbisect, with the encodings its
+ * output needs (as libgit2's git_str): HTML and URL escapes, hex, base64,
+ * shell quoting and line ends.  An allocation failure is remembered and
+ * reported by strbuf_finish, so a caller appends without checking each
+ * step.  Pure: no I/O.
  */
 #ifndef STATBISECT_STRBUF_H
 #define STATBISECT_STRBUF_H
@@ -38,6 +40,39 @@ void strbuf_html(struct strbuf *buf, const char *text, size_t len);
  * path segment: everything but A-Z a-z 0-9 - . _ ~ becomes %XX.
  */
 void strbuf_url(struct strbuf *buf, const char *text, size_t len);
+
+/* Appends the `len` bytes at `data` as lower-case hex digits. */
+void strbuf_hex(struct strbuf *buf, const void *data, size_t len);
+
+/*
+ * Appends the `len` bytes at `data` in base64 (RFC 4648, with '='
+ * padding, no line breaks).
+ */
+void strbuf_base64(struct strbuf *buf, const void *data, size_t len);
+
+/*
+ * Appends `text` as one word of a POSIX shell: as it is when it is not
+ * empty and made of letters, digits and @%+=:,./_-~ only, else in single
+ * quotes, each ' written as '\''.
+ */
+void strbuf_shell_quote(struct strbuf *buf, const char *text);
+
+/*
+ * Appends the `len` bytes of `text` with every line end (LF, CRLF or a
+ * lone CR) written as CRLF, and one CRLF after a last line that had none.
+ * Returns 0, or -1 when a line (without its end) is longer than
+ * `line_max` bytes: what came before it is appended, the rest is not.
+ */
+int strbuf_crlf(struct strbuf *buf, const char *text, size_t len,
+		size_t line_max);
+
+/*
+ * Appends the `len` bytes of `text` with every CRLF written as LF.
+ */
+void strbuf_lf(struct strbuf *buf, const char *text, size_t len);
+
+/* True when an allocation failed since the buffer was last cleared. */
+bool strbuf_failed(const struct strbuf *buf);
 
 /*
  * Hands the text over: *out receives the malloc'd NUL-terminated text (an
