@@ -10,7 +10,7 @@
 /*
  * Renders the RFC 5322 report of culprit `which` of `job` (whose engine
  * result is final; for a job without culprits, the report on the range)
- * with lib/report.h and inserts it into the outbox.  `base_url` is where
+ * with lib/report_build.h and inserts it into the outbox.  `base_url` is where
  * people reach the server.  Returns 0 or -1 on a database or rendering
  * error.
  */
