@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "connlimit.h"
 #include "db.h"
 #include "id.h"
 #include "log.h"
@@ -18,6 +19,15 @@ struct http_server {
 	struct MHD_Daemon *daemon;
 	const struct http_route *routes;
 	const char *admin_token;
+	struct connlimit *connections;
+};
+
+/* What the server knows of one connection (its socket context). */
+struct connection_ctx {
+	struct sockaddr_storage address;
+	bool has_address;
+	/* Past the soft limits: answered 503 and closed. */
+	bool over_limit;
 };
 
 /* Per-request state kept by libmicrohttpd between calls. */
@@ -482,6 +492,69 @@ static enum MHD_Result send_response(struct MHD_Connection *connection,
 	return ret;
 }
 
+static bool connection_over_limit(struct MHD_Connection *connection)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(
+	    connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const struct connection_ctx *ctx =
+	    info != NULL ? info->socket_context : NULL;
+
+	return ctx != NULL && ctx->over_limit;
+}
+
+/* The answer past the connection limits; the connection is then closed. */
+static enum MHD_Result send_too_many(struct MHD_Connection *connection)
+{
+	struct http_response res = {0};
+	char seconds[16];
+
+	http_error(&res, 503, "too_many_connections",
+		   "too many connections from this address or in all; "
+		   "close idle connections and try again in %u seconds",
+		   HTTP_CONNECTIONS_RETRY_AFTER_S);
+	snprintf(seconds, sizeof(seconds), "%u",
+		 HTTP_CONNECTIONS_RETRY_AFTER_S);
+	http_add_header(&res, "Retry-After", seconds);
+	http_add_header(&res, "Connection", "close");
+	return send_response(connection, &res);
+}
+
+/* Counts connections as libmicrohttpd opens and closes them. */
+static void on_connection(void *cls, struct MHD_Connection *connection,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *server = cls;
+	struct connection_ctx *ctx = *socket_context;
+	const union MHD_ConnectionInfo *info;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
+			return;
+		info = MHD_get_connection_info(
+		    connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (info != NULL && info->client_addr != NULL) {
+			memcpy(&ctx->address, info->client_addr,
+			       info->client_addr->sa_family == AF_INET6
+				   ? sizeof(struct sockaddr_in6)
+				   : sizeof(struct sockaddr_in));
+			ctx->has_address = true;
+		}
+		ctx->over_limit = !connlimit_enter(
+		    server->connections, ctx->has_address
+					     ? (struct sockaddr *)&ctx->address
+					     : NULL);
+		*socket_context = ctx;
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && ctx != NULL) {
+		connlimit_leave(server->connections,
+				ctx->has_address
+				    ? (struct sockaddr *)&ctx->address
+				    : NULL);
+		free(ctx);
+		*socket_context = NULL;
+	}
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 				  const char *url, const char *method,
 				  const char *version, const char *upload_data,
@@ -494,6 +567,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 
 	(void)version;
 	if (ctx == NULL) {
+		if (connection_over_limit(connection))
+			return send_too_many(connection);
 		ctx = calloc(1, sizeof(*ctx));
 		if (ctx == NULL)
 			return MHD_NO;
@@ -553,14 +628,24 @@ static void on_completed(void *cls, struct MHD_Connection *connection,
 
 struct http_server *http_start(const char *host, unsigned port,
 			       unsigned threads,
+			       const struct http_limits *limits,
 			       const struct http_route *routes,
 			       const char *admin_token)
 {
+	struct http_limits set = {HTTP_CONNECTIONS_MAX_DEFAULT,
+				  HTTP_CONNECTIONS_PER_ADDRESS_MAX_DEFAULT,
+				  HTTP_CONNECTION_TIMEOUT_S_DEFAULT};
 	struct http_server *server = calloc(1, sizeof(*server));
 	struct sockaddr_in addr;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
 
 	if (server == NULL)
 		return NULL;
+	if (limits != NULL)
+		set = *limits;
+	set.connections_max = connlimit_fit_descriptors(set.connections_max);
+	if (set.connections_per_address_max > set.connections_max)
+		set.connections_per_address_max = set.connections_max;
 	server->routes = routes;
 	server->admin_token = admin_token;
 	memset(&addr, 0, sizeof(addr));
@@ -571,14 +656,29 @@ struct http_server *http_start(const char *host, unsigned port,
 		free(server);
 		return NULL;
 	}
+	if (connlimit_new(&server->connections, set.connections_max,
+			  set.connections_per_address_max) < 0) {
+		free(server);
+		return NULL;
+	}
+	/* select() cannot watch descriptors past FD_SETSIZE (1024). */
+	flags |= MHD_is_feature_supported(MHD_FEATURE_EPOLL) == MHD_YES
+		     ? MHD_USE_EPOLL
+		     : MHD_USE_POLL;
 	server->daemon = MHD_start_daemon(
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-	    on_request, server, MHD_OPTION_SOCK_ADDR, &addr,
-	    MHD_OPTION_THREAD_POOL_SIZE, threads,
-	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
+	    flags, 0, NULL, NULL, on_request, server, MHD_OPTION_SOCK_ADDR,
+	    &addr, MHD_OPTION_THREAD_POOL_SIZE, threads,
+	    MHD_OPTION_CONNECTION_TIMEOUT, set.connection_timeout_s,
+	    MHD_OPTION_CONNECTION_LIMIT,
+	    set.connections_max + set.connections_max / 4 + 8,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+	    set.connections_per_address_max +
+		set.connections_per_address_max / 4 + 8,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, server,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, server, MHD_OPTION_END);
 	if (server->daemon == NULL) {
 		log_error("cannot listen on %s:%u", host, port);
+		connlimit_free(server->connections);
 		free(server);
 		return NULL;
 	}
@@ -590,5 +690,6 @@ void http_stop(struct http_server *server)
 	if (server == NULL)
 		return;
 	MHD_stop_daemon(server->daemon);
+	connlimit_free(server->connections);
 	free(server);
 }

@@ -57,13 +57,38 @@ struct http_route {
 
 struct http_server;
 
+/* Defaults of struct http_limits (--max-connections and so on). */
+#define HTTP_CONNECTIONS_MAX_DEFAULT 1000u
+#define HTTP_CONNECTIONS_PER_ADDRESS_MAX_DEFAULT 64u
+#define HTTP_CONNECTION_TIMEOUT_S_DEFAULT 30u
+/* Seconds a 503 for too many connections asks the client to wait. */
+#define HTTP_CONNECTIONS_RETRY_AFTER_S 5u
+
+/*
+ * What one server accepts.  A connection past `connections_max` in all or
+ * past `connections_per_address_max` from one client address is answered
+ * 503 "too_many_connections" with Retry-After on its first request and
+ * closed; past a margin above the limits (a quarter more, and at least 8)
+ * libmicrohttpd closes new connections at once, unanswered.  A connection
+ * idle for `connection_timeout_s` (no byte received or sent: a slow client
+ * trickling a request too) is closed.  The total is lowered to what the
+ * process's descriptor limit (raised to its hard limit) leaves room for.
+ */
+struct http_limits {
+	unsigned connections_max;
+	unsigned connections_per_address_max;
+	unsigned connection_timeout_s;
+};
+
 /*
  * Starts serving `routes` (terminated by a NULL method) on host:port with a
- * pool of `threads` threads.  `admin_token`, when not NULL, is accepted as
- * an admin bearer token.  Returns NULL (logged) when it cannot listen.
+ * pool of `threads` threads, within `limits` (NULL: the defaults above).
+ * `admin_token`, when not NULL, is accepted as an admin bearer token.
+ * Returns NULL (logged) when it cannot listen.
  */
 struct http_server *http_start(const char *host, unsigned port,
 			       unsigned threads,
+			       const struct http_limits *limits,
 			       const struct http_route *routes,
 			       const char *admin_token);
 void http_stop(struct http_server *server);

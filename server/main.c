@@ -3,6 +3,7 @@
  * on each upload) and the mailer thread, over one PostgreSQL database.
  */
 #include <curl/curl.h>
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -28,11 +29,15 @@ static void usage(FILE *out)
 	    "           [--mail-dir DIR] [--smtp-url URL] [--data-dir DIR]\n"
 	    "           [--sql-dir DIR] [--base-url URL] [--threads N]\n"
 	    "           [--lease-seconds N] [--smtp-retry-max SECONDS]\n"
+	    "           [--max-connections N] [--max-connections-per-ip N]\n"
+	    "           [--connection-timeout SECONDS]\n"
 	    "environment: STATBISECT_DB, STATBISECT_LISTEN,"
 	    " STATBISECT_SMTP_URL,\n"
 	    "  STATBISECT_MAIL_FROM, STATBISECT_ADMIN_TOKEN,"
 	    " STATBISECT_BASE_URL,\n"
-	    "  STATBISECT_SMTP_RETRY_MAX\n");
+	    "  STATBISECT_SMTP_RETRY_MAX, STATBISECT_MAX_CONNECTIONS,\n"
+	    "  STATBISECT_MAX_CONNECTIONS_PER_IP,"
+	    " STATBISECT_CONNECTION_TIMEOUT\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -68,6 +73,55 @@ static char *plain_address(const char *from)
 	return strdup(from);
 }
 
+/*
+ * Parses a connection limit (1-1000000) from `text`, or from the
+ * environment variable `name` when `text` is NULL and it is set; leaves
+ * *out alone when neither is given.  -1 on a bad number (said on stderr).
+ */
+static int limit_option(unsigned *out, const char *text, const char *name,
+			const char *option)
+{
+	char *end;
+	long value;
+
+	if (text == NULL && (text = env_or(name, NULL)) == NULL)
+		return 0;
+	errno = 0;
+	value = strtol(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || value < 1 ||
+	    value > 1000000) {
+		fprintf(stderr,
+			"statbisect-server: %s (or %s) takes a number from 1 "
+			"to 1000000, not '%s'\n",
+			option, name, text);
+		return -1;
+	}
+	*out = (unsigned)value;
+	return 0;
+}
+
+/* The connection limits from the options given (NULL: not given) and the
+ * environment; -1 when one is not a number in range. */
+static int limits_configure(struct http_limits *limits,
+			    const char *const given[3])
+{
+	*limits =
+	    (struct http_limits){HTTP_CONNECTIONS_MAX_DEFAULT,
+				 HTTP_CONNECTIONS_PER_ADDRESS_MAX_DEFAULT,
+				 HTTP_CONNECTION_TIMEOUT_S_DEFAULT};
+	if (limit_option(&limits->connections_max, given[0],
+			 "STATBISECT_MAX_CONNECTIONS",
+			 "--max-connections") < 0 ||
+	    limit_option(&limits->connections_per_address_max, given[1],
+			 "STATBISECT_MAX_CONNECTIONS_PER_IP",
+			 "--max-connections-per-ip") < 0 ||
+	    limit_option(&limits->connection_timeout_s, given[2],
+			 "STATBISECT_CONNECTION_TIMEOUT",
+			 "--connection-timeout") < 0)
+		return -1;
+	return 0;
+}
+
 static int connect_and_migrate(const char *sql_dir)
 {
 	int attempt;
@@ -95,6 +149,9 @@ int main(int argc, char **argv)
 	    {"threads", required_argument, NULL, 't'},
 	    {"lease-seconds", required_argument, NULL, 'L'},
 	    {"smtp-retry-max", required_argument, NULL, 'R'},
+	    {"max-connections", required_argument, NULL, 'C'},
+	    {"max-connections-per-ip", required_argument, NULL, 'P'},
+	    {"connection-timeout", required_argument, NULL, 'T'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -105,6 +162,8 @@ int main(int argc, char **argv)
 	struct http_server *http = NULL;
 	struct http_route *routes = NULL;
 	struct mailer *mailer = NULL;
+	const char *limits_given[3] = {NULL, NULL, NULL};
+	struct http_limits limits;
 	unsigned threads = 4, port;
 	sigset_t signals;
 	int opt, sig, status = 1;
@@ -150,6 +209,15 @@ int main(int argc, char **argv)
 		case 'R':
 			server_config.smtp_retry_max = (unsigned)atoi(optarg);
 			break;
+		case 'C':
+			limits_given[0] = optarg;
+			break;
+		case 'P':
+			limits_given[1] = optarg;
+			break;
+		case 'T':
+			limits_given[2] = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -165,6 +233,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (limits_configure(&limits, limits_given) < 0)
+		return 2;
 	host = strdup(listen);
 	colon = host != NULL ? strrchr(host, ':') : NULL;
 	if (colon == NULL || atoi(colon + 1) <= 0 || atoi(colon + 1) > 65535 ||
@@ -222,7 +292,7 @@ int main(int argc, char **argv)
 	routes = server_routes();
 	if (routes == NULL)
 		goto out;
-	http = http_start(host, port, threads, routes,
+	http = http_start(host, port, threads, &limits, routes,
 			  env_or("STATBISECT_ADMIN_TOKEN", NULL));
 	if (http == NULL)
 		goto out;

@@ -183,7 +183,7 @@ class Service:
     """statbisect-server (and optionally one worker) on the cluster."""
 
     def __init__(self, root, cluster, name, worker=True, lease_seconds=None,
-                 smtp_url=None, conninfo=None):
+                 smtp_url=None, conninfo=None, extra_args=()):
         self.root = root
         self.cluster = cluster
         self.conninfo = conninfo or cluster.conninfo
@@ -199,6 +199,7 @@ class Service:
             args += ["--lease-seconds", str(lease_seconds)]
         if smtp_url:
             args += ["--smtp-url", smtp_url]
+        args += list(extra_args)
         self.server = self._spawn(args, name + "-server.log",
                                   dict(os.environ, STATBISECT_ADMIN_TOKEN=ADMIN))
         self.api = Api(self.url)
