@@ -47,6 +47,14 @@ void fields_add(struct field_errors *errors, const char *field,
 	e->status = status;
 }
 
+void fields_set_value(struct field_errors *errors, const char *value)
+{
+	if (errors->count == 0 || errors->dropped > 0 || value == NULL)
+		return;
+	copy_cut(errors->items[errors->count - 1].value,
+		 sizeof(errors->items[0].value), value);
+}
+
 bool fields_ok(const struct field_errors *errors)
 {
 	return errors->count == 0 && errors->dropped == 0;

@@ -18,12 +18,15 @@
 #define FIELDS_MAX 16
 /* As long as http_error's message, so the API's answer is not cut sooner. */
 #define FIELDS_MESSAGE_MAX 1024
+#define FIELDS_VALUE_MAX 256
 
 struct field_error {
 	char field[64];	 /* the API's name for it: "runs_max", "notify" */
 	char code[32];	 /* the API's error code: "invalid_field" */
 	unsigned status; /* the HTTP status the API answers it with */
 	char message[FIELDS_MESSAGE_MAX]; /* as the API words it */
+	char value[FIELDS_VALUE_MAX];	  /* the value at fault, for a form to
+					     quote ("" when none was set) */
 };
 
 struct field_errors {
@@ -43,6 +46,13 @@ void fields_init(struct field_errors *errors);
 void fields_add(struct field_errors *errors, const char *field,
 		unsigned status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+/*
+ * Sets the value at fault of the error added last (one entry of a list,
+ * say), cut as names are; nothing when that error was dropped or none
+ * was added.
+ */
+void fields_set_value(struct field_errors *errors, const char *value);
 
 /* True when nothing was added. */
 bool fields_ok(const struct field_errors *errors);

@@ -22,32 +22,24 @@ extern struct server_config server_config;
 
 /* api.c: the people's REST API. */
 
-/*
- * The job as GET /api/v1/jobs/{id} answers it (new reference), or NULL when
- * there is no such job (*failed false) or the database failed (*failed
- * true).
- */
-json_t *api_job_json(PGconn *conn, long long job_id, bool *failed);
-
-/*
- * Validates a job request body (borrowed) as POST /api/v1/jobs takes it,
- * resolves its revisions, stores the job and its first tasks, and answers
- * 201 with the job, or the 4xx/5xx error, in `res`.
- */
-void api_job_create(struct http_response *res, struct http_request *req,
-		    json_t *body);
-
 void api_healthz(struct http_response *res, struct http_request *req);
 void api_tokens_create(struct http_response *res, struct http_request *req);
 void api_repos_create(struct http_response *res, struct http_request *req);
 void api_testcases_create(struct http_response *res, struct http_request *req);
+
+/* api_jobs.c: the REST API of jobs. */
 void api_jobs_create(struct http_response *res, struct http_request *req);
 void api_jobs_get(struct http_response *res, struct http_request *req);
 void api_jobs_report(struct http_response *res, struct http_request *req);
 void api_jobs_cancel(struct http_response *res, struct http_request *req);
+void api_jobs_rerun(struct http_response *res, struct http_request *req);
+void api_jobs_list(struct http_response *res, struct http_request *req);
+void api_jobs_runs(struct http_response *res, struct http_request *req);
+void api_jobs_runs_csv(struct http_response *res, struct http_request *req);
 
 /* api_more.c: the REST API beyond the core contract (lists, runs,
- * re-run, revocation, OpenAPI).  NULL-method terminated. */
+ * re-run, revocation, OpenAPI; the jobs' handlers are in api_jobs.c).
+ * NULL-method terminated. */
 extern const struct http_route api_more_routes[];
 
 /* web.c: the web UI.  NULL-method terminated. */

@@ -11,6 +11,7 @@
 #include "commitlog.h"
 #include "db.h"
 #include "id.h"
+#include "jobs.h"
 #include "log.h"
 #include "server.h"
 #include "strbuf.h"
@@ -102,120 +103,86 @@ static const char *query_or_null(struct http_request *req, const char *name)
 	return v != NULL && v[0] != '\0' ? v : NULL;
 }
 
-static json_t *change_text(const PGresult *r, int row, int col)
+/* One job of the dashboard. */
+static json_t *dashboard_row(const struct store_jobs_row *j)
 {
-	char buf[32];
+	char short_sha[13] = "", change[32], age[32];
 
-	if (db_is_null(r, row, col))
-		return json_null();
-	snprintf(buf, sizeof(buf), "%+.2f%%", db_double(r, row, col));
-	return json_string(buf);
+	if (j->culprit != NULL)
+		snprintf(short_sha, sizeof(short_sha), "%.12s", j->culprit);
+	format_age(age, sizeof(age), j->age_seconds);
+	snprintf(change, sizeof(change), "%+.2f%%", j->change_pct);
+	return json_pack("{s:I,s:s,s:s?,s:s,s:s,s:s?,s:s?,s:s?,s:s}", "id",
+			 (json_int_t)j->id, "state", j->state, "verdict",
+			 j->verdict, "repo", j->repo, "testcase", j->testcase,
+			 "culprit_short",
+			 j->culprit != NULL ? short_sha : NULL,
+			 "culprit_subject", j->culprit_subject, "change",
+			 isnan(j->change_pct) ? NULL : change, "age", age);
 }
 
 void web_dashboard(struct http_response *res, struct http_request *req)
 {
+	struct store_jobs_filter filter = {.limit = WEB_PAGE_SIZE};
 	struct web_session session;
-	const char *repo, *testcase, *state = NULL, *params[5], *page_text;
-	char limit[24], offset[24], age[32];
-	long long page = 1, total = 0, pages;
+	struct store_jobs_page list;
+	const char *page_text;
+	long long page = 1, pages;
 	json_t *jobs, *states, *ctx;
-	PGresult *r;
 	size_t i;
-	int row;
 
 	if (!web_require(&session, res, req, ROLE_READ, true))
 		return;
-	repo = query_or_null(req, "repo");
-	testcase = query_or_null(req, "testcase");
+	filter.repo = query_or_null(req, "repo");
+	filter.testcase = query_or_null(req, "testcase");
 	for (i = 0; job_states[i] != NULL; i++) {
 		const char *s = query_or_null(req, "state");
 
 		if (s != NULL && strcmp(s, job_states[i]) == 0)
-			state = job_states[i];
+			filter.state = job_states[i];
 	}
 	page_text = query_or_null(req, "page");
 	if (page_text != NULL &&
 	    (id_parse(&page, page_text) < 0 || page > 1000000))
 		page = 1;
-	snprintf(limit, sizeof(limit), "%d", WEB_PAGE_SIZE);
-	snprintf(offset, sizeof(offset), "%lld", (page - 1) * WEB_PAGE_SIZE);
-	params[0] = repo;
-	params[1] = testcase;
-	params[2] = state;
-	params[3] = limit;
-	params[4] = offset;
-	r = db_exec(db_conn(),
-		    "WITH f AS (SELECT j.id FROM jobs j"
-		    " JOIN repos rp ON rp.id = j.repo_id"
-		    " JOIN testcases t ON t.id = j.testcase_id"
-		    " WHERE ($1::text IS NULL OR rp.name = $1)"
-		    " AND ($2::text IS NULL OR t.name = $2)"
-		    " AND ($3::text IS NULL OR j.state = $3)),"
-		    " page AS (SELECT id FROM f ORDER BY id DESC"
-		    " LIMIT $4::integer OFFSET $5::bigint)"
-		    " SELECT (SELECT count(*) FROM f), j.id, j.state,"
-		    " j.verdict, rp.name, t.name, j.culprit_sha, j.change_pct,"
-		    " extract(epoch FROM now() - j.created_at)::bigint,"
-		    " c.subject"
-		    " FROM (SELECT 1) one LEFT JOIN (page"
-		    " JOIN jobs j ON j.id = page.id"
-		    " JOIN repos rp ON rp.id = j.repo_id"
-		    " JOIN testcases t ON t.id = j.testcase_id"
-		    " LEFT JOIN job_commits c ON c.job_id = j.id"
-		    " AND c.sha = j.culprit_sha) ON true"
-		    " ORDER BY j.id DESC",
-		    5, params);
-	if (r == NULL) {
+	filter.offset = (page - 1) * WEB_PAGE_SIZE;
+	if (jobs_list(&list, db_conn(), &filter) < 0) {
 		web_db_failed(res, &session);
 		return;
 	}
 	jobs = json_array();
-	total = db_int(r, 0, 0);
-	for (row = 0; row < PQntuples(r); row++) {
-		const char *culprit = db_text(r, row, 6);
-		char short_sha[13] = "";
-
-		if (db_is_null(r, row, 1))
-			continue;
-		if (culprit != NULL)
-			snprintf(short_sha, sizeof(short_sha), "%.12s",
-				 culprit);
-		format_age(age, sizeof(age), db_int(r, row, 8));
-		json_array_append_new(
-		    jobs,
-		    json_pack("{s:I,s:s,s:s?,s:s,s:s,s:s?,s:s?,s:o,s:s}", "id",
-			      (json_int_t)db_int(r, row, 1), "state",
-			      db_text(r, row, 2), "verdict",
-			      db_text(r, row, 3), "repo", db_text(r, row, 4),
-			      "testcase", db_text(r, row, 5), "culprit_short",
-			      culprit != NULL ? short_sha : NULL,
-			      "culprit_subject", db_text(r, row, 9), "change",
-			      change_text(r, row, 7), "age", age));
-	}
-	PQclear(r);
-	pages = total == 0 ? 1 : (total + WEB_PAGE_SIZE - 1) / WEB_PAGE_SIZE;
+	for (i = 0; i < list.count; i++)
+		json_array_append_new(jobs, dashboard_row(&list.rows[i]));
+	pages = list.total == 0
+		    ? 1
+		    : (list.total + WEB_PAGE_SIZE - 1) / WEB_PAGE_SIZE;
 	states = json_array();
 	for (i = 0; job_states[i] != NULL; i++)
 		json_array_append_new(
-		    states, json_pack("{s:s,s:b}", "name", job_states[i],
-				      "selected", state == job_states[i]));
+		    states,
+		    json_pack("{s:s,s:b}", "name", job_states[i], "selected",
+			      filter.state == job_states[i]));
 	ctx = json_pack(
 	    "{s:s,s:b,s:s,s:o,s:o,s:o,s:o,s:I,s:I,s:I}", "title", "Jobs",
 	    "has_jobs", json_array_size(jobs) > 0, "jobs_word",
-	    total == 1 ? "job" : "jobs", "jobs", jobs, "repos",
-	    name_options("SELECT name FROM repos ORDER BY name", repo),
+	    list.total == 1 ? "job" : "jobs", "jobs", jobs, "repos",
+	    name_options("SELECT name FROM repos ORDER BY name", filter.repo),
 	    "testcases",
-	    name_options("SELECT name FROM testcases ORDER BY name", testcase),
-	    "states", states, "total", (json_int_t)total, "page",
+	    name_options("SELECT name FROM testcases ORDER BY name",
+			 filter.testcase),
+	    "states", states, "total", (json_int_t)list.total, "page",
 	    (json_int_t)page, "pages", (json_int_t)pages);
 	if (ctx != NULL && page > 1)
-		json_object_set_new(ctx, "prev_href",
-				    string_take(dashboard_href(
-					repo, testcase, state, page - 1)));
+		json_object_set_new(
+		    ctx, "prev_href",
+		    string_take(dashboard_href(filter.repo, filter.testcase,
+					       filter.state, page - 1)));
 	if (ctx != NULL && page < pages)
-		json_object_set_new(ctx, "next_href",
-				    string_take(dashboard_href(
-					repo, testcase, state, page + 1)));
+		json_object_set_new(
+		    ctx, "next_href",
+		    string_take(dashboard_href(filter.repo, filter.testcase,
+					       filter.state, page + 1)));
+	store_jobs_page_clear(&list);
 	web_render(res, 200, "dashboard", ctx, &session, "jobs");
 }
 
@@ -393,11 +360,10 @@ void web_job_submit(struct http_response *res, struct http_request *req)
 	static const char *const required[] = {"repo", "testcase", "good",
 					       "bad", NULL};
 	struct web_session session;
-	struct http_response answer = {0};
 	json_t *form, *errors, *body = NULL, *reply = NULL, *values;
+	unsigned status;
 	long long runs_min = 0, runs_max = 0;
 	const char *field;
-	json_error_t jerr;
 	char location[64];
 	size_t i;
 
@@ -439,10 +405,8 @@ void web_job_submit(struct http_response *res, struct http_request *req)
 		web_error_page(res, 500, &session, "Out of memory.");
 		goto out;
 	}
-	api_job_create(&answer, req, body);
-	if (answer.body != NULL)
-		reply = json_loadb(answer.body, answer.body_len, 0, &jerr);
-	if (answer.status == 201 &&
+	status = web_call_api(&reply, "POST", "/api/v1/jobs", req, body);
+	if (status == 201 &&
 	    json_integer_value(json_object_get(reply, "id")) > 0) {
 		snprintf(location, sizeof(location), "/jobs/%lld",
 			 (long long)json_integer_value(
@@ -456,16 +420,15 @@ void web_job_submit(struct http_response *res, struct http_request *req)
 		json_object_set_new(
 		    errors, field,
 		    json_string(web_api_message(reply, "refused")));
-		render_form(res, answer.status >= 400 ? answer.status : 400,
-			    &session, values, errors, NULL);
+		render_form(res, status >= 400 ? status : 400, &session,
+			    values, errors, NULL);
 	} else {
 		render_form(
-		    res, answer.status >= 400 ? answer.status : 500, &session,
-		    values, errors,
+		    res, status >= 400 ? status : 500, &session, values,
+		    errors,
 		    web_api_message(reply, "The job could not be created."));
 	}
 out:
-	http_response_clear(&answer);
 	json_decref(reply);
 	json_decref(body);
 	json_decref(values);
@@ -669,10 +632,6 @@ static double median_of(json_t *runs)
 	return s.median;
 }
 
-/*
- * The bisection path: the tested commits in the order they were first
- * asked for, with author, runs, median and what the engine made of them.
- */
 /* What happened to a tested commit, in words for the page, from the
  * "outcome" of its entry in the job JSON; NULL when none was reported. */
 static json_t *outcome_label(json_t *outcome)
@@ -721,105 +680,83 @@ static json_t *outcome_label(json_t *outcome)
 	return string_take(text);
 }
 
-static json_t *bisection_path(PGconn *conn, json_t *job, const char *id,
-			      const char *web_url)
+/* One commit on the bisection path, with what the job JSON says of it. */
+static json_t *path_entry(const struct store_path_commit *pc, size_t step,
+			  json_t *commits, const char *id, const char *web_url)
 {
-	const char *params[1] = {id};
-	json_t *path = json_array(),
-	       *commits = json_object_get(job, "commits");
-	PGresult *r;
-	int row;
+	long at = find_commit(commits, pc->sha);
+	json_t *c = at >= 0 ? json_array_get(commits, (size_t)at) : NULL;
+	json_t *runs = all_runs(c);
+	double median = median_of(runs);
+	char median_text[32] = "", log_href[128];
+	json_t *entry;
 
-	/* The end of the log that explains a commit that gave no value:
-	 * its build's when it did not build, else its run's. */
-	r = db_exec(conn,
-		    "SELECT c.idx, c.sha, c.subject, c.author_name,"
-		    " (SELECT right(CASE WHEN x.build_failed"
-		    " OR x.outcome = 'build_failed' THEN x.build_log"
-		    " WHEN x.outcome IN ('crashed', 'timed_out', 'no_kpi')"
-		    " THEN x.run_output END, 2048) FROM job_commits x"
-		    " WHERE x.job_id = t.job_id AND x.idx = c.idx)"
-		    " FROM tasks t CROSS JOIN LATERAL jsonb_array_elements("
-		    "CASE WHEN jsonb_array_length(t.plan) > 0 THEN t.plan"
-		    " ELSE jsonb_build_array(jsonb_build_object('idx',"
-		    " t.commit_idx)) END) WITH ORDINALITY AS p(e, ord)"
-		    " JOIN job_commits c ON c.job_id = t.job_id"
-		    " AND c.idx = (p.e->>'idx')::int"
-		    " WHERE t.job_id = $1"
-		    " GROUP BY t.job_id, c.idx, c.sha, c.subject,"
-		    " c.author_name"
-		    " ORDER BY min(t.id * 64 + p.ord)",
-		    1, params);
-	if (r == NULL)
+	if (isfinite(median))
+		snprintf(median_text, sizeof(median_text), "%.6g", median);
+	snprintf(log_href, sizeof(log_href), "/jobs/%s/commits/%s/log", id,
+		 pc->sha);
+	entry = json_pack(
+	    "{s:I,s:I,s:s,s:o,s:s,s:s,s:o,s:I,s:s,s:s}", "step",
+	    (json_int_t)step, "index", (json_int_t)pc->index, "sha", pc->sha,
+	    "short", short_sha(pc->sha), "subject", pc->subject, "author",
+	    pc->author_name, "link", commit_link(web_url, pc->sha), "runs",
+	    (json_int_t)json_array_size(runs), "median", median_text, "class",
+	    c != NULL ? json_string_value(json_object_get(c, "classification"))
+		      : "untested");
+	json_decref(runs);
+	if (entry == NULL)
+		return NULL;
+	json_object_set_new(entry, "outcome",
+			    outcome_label(json_object_get(c, "outcome")));
+	json_object_set_new(entry, "log_href", json_string(log_href));
+	json_object_set_new(entry, "log_tail",
+			    pc->log_tail != NULL ? json_string(pc->log_tail)
+						 : json_null());
+	return entry;
+}
+
+/*
+ * The bisection path: the tested commits in the order they were first
+ * asked for, with author, runs, median and what the engine made of them.
+ */
+static json_t *bisection_path(PGconn *conn, json_t *job, long long job_id,
+			      const char *id, const char *web_url)
+{
+	json_t *path = json_array(), *entry;
+	struct store_job_path list;
+	size_t i;
+
+	if (store_jobs_path(&list, conn, job_id) < 0)
 		return path;
-	for (row = 0; row < PQntuples(r); row++) {
-		long at = find_commit(commits, db_text(r, row, 1));
-		json_t *c =
-		    at >= 0 ? json_array_get(commits, (size_t)at) : NULL;
-		json_t *runs = all_runs(c);
-		double median = median_of(runs);
-		char median_text[32] = "", log_href[128];
-		json_t *entry;
-
-		if (isfinite(median))
-			snprintf(median_text, sizeof(median_text), "%.6g",
-				 median);
-		snprintf(log_href, sizeof(log_href), "/jobs/%s/commits/%s/log",
-			 id, db_text(r, row, 1));
-		entry = json_pack(
-		    "{s:I,s:I,s:s,s:o,s:s,s:s,s:o,s:I,s:s,s:s}", "step",
-		    (json_int_t)row + 1, "index",
-		    (json_int_t)db_int(r, row, 0), "sha", db_text(r, row, 1),
-		    "short", short_sha(db_text(r, row, 1)), "subject",
-		    db_text(r, row, 2), "author", db_text(r, row, 3), "link",
-		    commit_link(web_url, db_text(r, row, 1)), "runs",
-		    (json_int_t)json_array_size(runs), "median", median_text,
-		    "class",
-		    c != NULL ? json_string_value(
-				    json_object_get(c, "classification"))
-			      : "untested");
-		json_decref(runs);
-		if (entry == NULL)
-			continue;
-		json_object_set_new(
-		    entry, "outcome",
-		    outcome_label(json_object_get(c, "outcome")));
-		json_object_set_new(entry, "log_href", json_string(log_href));
-		json_object_set_new(entry, "log_tail",
-				    db_is_null(r, row, 4)
-					? json_null()
-					: json_string(db_text(r, row, 4)));
-		json_array_append_new(path, entry);
+	for (i = 0; i < list.count; i++) {
+		entry =
+		    path_entry(&list.commits[i], i + 1,
+			       json_object_get(job, "commits"), id, web_url);
+		if (entry != NULL)
+			json_array_append_new(path, entry);
 	}
-	PQclear(r);
+	store_job_path_clear(&list);
 	return path;
 }
 
-/* The report message of a finished job, or NULL. */
-static json_t *report_text(PGconn *conn, const char *id)
+/* The report message of a finished job, or null. */
+static json_t *report_text(PGconn *conn, long long job_id)
 {
-	const char *params[1] = {id};
-	PGresult *r;
+	struct strbuf b = STRBUF_INIT;
+	char *message = NULL, *out;
 	json_t *text = json_null();
+	const char *m;
 
-	r = db_exec(conn,
-		    "SELECT message FROM outbox WHERE job_id = $1"
-		    " ORDER BY id DESC LIMIT 1",
-		    1, params);
-	if (r != NULL && PQntuples(r) == 1) {
-		/* The stored message has CRLF line ends (RFC 5322). */
-		const char *m = db_text(r, 0, 0);
-		struct strbuf b = STRBUF_INIT;
-		char *out;
-
-		for (; *m != '\0'; m++) {
-			if (m[0] != '\r' || m[1] != '\n')
-				strbuf_appendn(&b, m, 1);
-		}
-		if (strbuf_finish(&out, NULL, &b) == 0)
-			text = string_take(out);
+	if (store_jobs_report(&message, conn, job_id) != 0 || message == NULL)
+		return text;
+	/* The stored message has CRLF line ends (RFC 5322). */
+	for (m = message; *m != '\0'; m++) {
+		if (m[0] != '\r' || m[1] != '\n')
+			strbuf_appendn(&b, m, 1);
 	}
-	PQclear(r);
+	if (strbuf_finish(&out, NULL, &b) == 0)
+		text = string_take(out);
+	free(message);
 	return text;
 }
 
@@ -831,14 +768,15 @@ static json_t *job_context(PGconn *conn, long long job_id,
 			   const struct web_session *session, bool *db_error)
 {
 	char id[24], steps[64], change[96], href[64];
-	const char *params[5], *state, *culprit, *range_after, *range_through;
+	const char *state, *culprit, *range_after, *range_through;
+	struct store_job_page_info info;
 	const char *web_url = NULL;
 	json_t *job, *ctx = NULL;
 	long lo = -1, hi = -1;
 	bool final;
-	PGresult *r;
+	int rc;
 
-	job = api_job_json(conn, job_id, db_error);
+	job = jobs_json(conn, job_id, db_error);
 	if (job == NULL)
 		return NULL;
 	snprintf(id, sizeof(id), "%lld", job_id);
@@ -849,31 +787,16 @@ static json_t *job_context(PGconn *conn, long long job_id,
 	range_through = json_string_value(
 	    json_object_get(json_object_get(job, "range"), "through"));
 	final = strcmp(state, "queued") != 0 && strcmp(state, "running") != 0;
-	params[0] = id;
-	params[1] = range_after;
-	params[2] = range_through;
-	params[3] = culprit;
-	r = db_exec(
-	    conn,
-	    "SELECT (SELECT idx FROM job_commits WHERE job_id = $1"
-	    " AND sha = $2), (SELECT idx FROM job_commits"
-	    " WHERE job_id = $1 AND sha = $3),"
-	    " (SELECT author_name || ' <' || author_email || '>'"
-	    " FROM job_commits WHERE job_id = $1 AND sha = $4),"
-	    " rp.web_url FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
-	    " WHERE j.id = $1",
-	    4, params);
-	if (r == NULL || PQntuples(r) != 1) {
-		*db_error = r == NULL;
-		PQclear(r);
+	rc = store_jobs_page_info(&info, conn, job_id, range_after,
+				  range_through, culprit);
+	if (rc != 0) {
+		*db_error = rc < 0;
 		json_decref(job);
 		return NULL;
 	}
-	if (!db_is_null(r, 0, 0) && !db_is_null(r, 0, 1)) {
-		lo = (long)db_int(r, 0, 0);
-		hi = (long)db_int(r, 0, 1);
-	}
-	web_url = db_text(r, 0, 3);
+	lo = info.range_lo;
+	hi = info.range_hi;
+	web_url = info.web_url;
 	ctx = json_pack("{s:O,s:b,s:b,s:b,s:b,s:s}", "job", job, "final",
 			final, "running", !final, "can_cancel",
 			!final && session->role >= ROLE_SUBMIT, "can_rerun",
@@ -923,7 +846,7 @@ static json_t *job_context(PGconn *conn, long long job_id,
 			"short", short_sha(culprit), "link",
 			commit_link(web_url, culprit), "subject",
 			json_string_value(json_object_get(named, "subject")),
-			"author", db_text(r, 0, 2), "change", change,
+			"author", info.culprit_author, "change", change,
 			"parent_short",
 			short_sha(
 			    json_string_value(json_object_get(job, "parent"))),
@@ -1006,12 +929,12 @@ static json_t *job_context(PGconn *conn, long long job_id,
 			json_object_set_new(ctx, "notify", string_take(text));
 	}
 	json_object_set_new(ctx, "path",
-			    bisection_path(conn, job, id, web_url));
+			    bisection_path(conn, job, job_id, id, web_url));
 	json_object_set_new(ctx, "report",
-			    final ? report_text(conn, id) : json_null());
+			    final ? report_text(conn, job_id) : json_null());
 	add_plots(ctx, job, final ? -1 : lo, final ? -1 : hi);
 out:
-	PQclear(r);
+	store_job_page_info_clear(&info);
 	json_decref(job);
 	return ctx;
 }
@@ -1081,27 +1004,56 @@ void web_job_live(struct http_response *res, struct http_request *req)
 	web_security_headers(res);
 }
 
+/* The job named by the path into *job_id, or false after answering with
+ * an error page as the API words it ("no job 'x'"). */
+static bool path_job(long long *job_id, struct http_response *res,
+		     struct http_request *req,
+		     const struct web_session *session)
+{
+	if (id_parse(job_id, req->params[0]) == 0)
+		return true;
+	web_error_page(res, 404, session, "There is no such job.");
+	return false;
+}
+
+/* Answers the outcome `rc` of a jobs service call that did not succeed
+ * with an error page. */
+static void jobs_failed(struct http_response *res, int rc,
+			const struct field_errors *errors,
+			const struct web_session *session,
+			const char *fallback)
+{
+	if (rc == JOBS_DB_FAILED || errors->count == 0)
+		web_db_failed(res, session);
+	else
+		web_error_page(res, errors->items[0].status, session,
+			       errors->items[0].message[0] != '\0'
+				   ? errors->items[0].message
+				   : fallback);
+}
+
 void web_job_report(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
-	struct http_response answer = {0};
-	json_error_t jerr;
-	json_t *reply;
+	struct field_errors errors;
+	char *message = NULL, text[512];
+	long long job_id;
+	int rc;
 
 	if (!web_require(&session, res, req, ROLE_READ, true))
 		return;
-	api_jobs_report(&answer, req);
-	if (answer.status == 200) {
-		*res = answer;
+	if (id_parse(&job_id, req->params[0]) < 0) {
+		snprintf(text, sizeof(text), "no job '%s'", req->params[0]);
+		web_error_page(res, 404, &session, text);
 		return;
 	}
-	reply = answer.body != NULL
-		    ? json_loadb(answer.body, answer.body_len, 0, &jerr)
-		    : NULL;
-	web_error_page(res, answer.status, &session,
-		       web_api_message(reply, "There is no report."));
-	json_decref(reply);
-	http_response_clear(&answer);
+	fields_init(&errors);
+	rc = jobs_report(&message, db_conn(), job_id, &errors);
+	if (rc == 0)
+		http_text(res, 200, "text/plain; charset=utf-8", message);
+	else
+		jobs_failed(res, rc, &errors, &session, "There is no report.");
+	free(message);
 }
 
 /* The build log and last run output of one commit of a job: the REST
@@ -1138,27 +1090,17 @@ out:
 	http_response_clear(&answer);
 }
 
-/* Answers a download with the REST handler of `pattern`. */
+/* Answers a download with the REST handler `handler`. */
 static void download(struct http_response *res, struct http_request *req,
-		     const char *pattern, const char *extension)
+		     http_handler handler, const char *extension)
 {
 	struct web_session session;
-	http_handler handler;
 	char disposition[80];
 	long long job_id;
 
-	if (!web_require(&session, res, req, ROLE_READ, true))
+	if (!web_require(&session, res, req, ROLE_READ, true) ||
+	    !path_job(&job_id, res, req, &session))
 		return;
-	if (id_parse(&job_id, req->params[0]) < 0) {
-		web_error_page(res, 404, &session, "There is no such job.");
-		return;
-	}
-	handler = web_api_handler("GET", pattern);
-	if (handler == NULL) {
-		web_error_page(res, 501, &session,
-			       "This download is not available.");
-		return;
-	}
 	handler(res, req);
 	if (res->status == 200 && res->extra_header_count == 0) {
 		snprintf(disposition, sizeof(disposition),
@@ -1170,60 +1112,59 @@ static void download(struct http_response *res, struct http_request *req,
 
 void web_job_runs_csv(struct http_response *res, struct http_request *req)
 {
-	download(res, req, "/api/v1/jobs/{}/runs.csv", "csv");
+	download(res, req, api_jobs_runs_csv, "csv");
 }
 
 void web_job_runs_json(struct http_response *res, struct http_request *req)
 {
-	download(res, req, "/api/v1/jobs/{}/runs", "json");
+	download(res, req, api_jobs_runs, "json");
 }
 
 void web_job_cancel(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
+	struct field_errors errors;
 	char location[64];
-	json_t *reply = NULL;
+	json_t *job = NULL;
 	long long job_id;
-	unsigned status;
+	int rc;
 
-	if (!web_require_post(&session, NULL, res, req, ROLE_SUBMIT))
+	if (!web_require_post(&session, NULL, res, req, ROLE_SUBMIT) ||
+	    !path_job(&job_id, res, req, &session))
 		return;
-	if (id_parse(&job_id, req->params[0]) < 0) {
-		web_error_page(res, 404, &session, "There is no such job.");
-		return;
-	}
-	status = web_call_api(&reply, "DELETE", "/api/v1/jobs/{}", req, NULL);
+	fields_init(&errors);
+	rc = jobs_cancel(&job, db_conn(), job_id, &errors);
+	json_decref(job);
 	/* 409: it finished meanwhile; the job page shows how. */
-	if (status == 200 || status == 409) {
+	if (rc == 0 || (rc == JOBS_REFUSED && errors.items[0].status == 409)) {
 		snprintf(location, sizeof(location), "/jobs/%lld", job_id);
 		web_redirect(res, location);
 	} else {
-		web_error_page(res, status, &session,
-			       web_api_message(reply, "Cannot cancel."));
+		jobs_failed(res, rc, &errors, &session, "Cannot cancel.");
 	}
-	json_decref(reply);
 }
 
 void web_job_rerun(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
-	char location[64];
-	json_t *reply = NULL;
-	unsigned status;
+	struct field_errors errors;
+	char location[64], text[512];
+	long long job_id, new_id;
+	int rc;
 
 	if (!web_require_post(&session, NULL, res, req, ROLE_SUBMIT))
 		return;
-	status =
-	    web_call_api(&reply, "POST", "/api/v1/jobs/{}/rerun", req, NULL);
-	if (status == 201 &&
-	    json_integer_value(json_object_get(reply, "id")) > 0) {
-		snprintf(location, sizeof(location), "/jobs/%lld",
-			 (long long)json_integer_value(
-			     json_object_get(reply, "id")));
+	if (id_parse(&job_id, req->params[0]) < 0) {
+		snprintf(text, sizeof(text), "no job '%s'", req->params[0]);
+		web_error_page(res, 404, &session, text);
+		return;
+	}
+	fields_init(&errors);
+	rc = jobs_rerun(&new_id, db_conn(), job_id, req->token_id, &errors);
+	if (rc == 0) {
+		snprintf(location, sizeof(location), "/jobs/%lld", new_id);
 		web_redirect(res, location);
 	} else {
-		web_error_page(res, status >= 400 ? status : 500, &session,
-			       web_api_message(reply, "Cannot re-run."));
+		jobs_failed(res, rc, &errors, &session, "Cannot re-run.");
 	}
-	json_decref(reply);
 }

@@ -1,0 +1,378 @@
+#include "jobs.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "gitrepo.h"
+#include "log.h"
+#include "mirror.h"
+#include "report.h"
+#include "scheduler.h"
+#include "server.h"
+
+/* Most candidates one job may hold. */
+#define JOBS_RANGE_LIMIT 100000
+
+/* A string field of `body` into *out (NULL when absent or null). */
+static void json_text(const char **out, json_t *body, const char *key,
+		      struct field_errors *errors)
+{
+	json_t *v = json_object_get(body, key);
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v)) {
+		fields_add(errors, key, 400, "missing_field",
+			   "field '%s' is required", key);
+	} else if (!json_is_string(v)) {
+		fields_add(errors, key, 400, "invalid_field",
+			   "field '%s' must be a string", key);
+	} else if (strlen(json_string_value(v)) != json_string_length(v)) {
+		fields_add(errors, key, 400, "invalid_field",
+			   "field '%s' contains a NUL character", key);
+	} else {
+		*out = json_string_value(v);
+	}
+}
+
+static void runs_error(struct field_errors *errors, const char *key,
+		       long long most)
+{
+	fields_add(errors, key, 400, "invalid_field",
+		   "field '%s' must be an integer from %lld to %lld", key,
+		   (long long)JOBS_RUNS_LEAST, most);
+}
+
+/* An optional runs limit of `body` into *out (0 when absent or wrong). */
+static void json_runs(long long *out, json_t *body, const char *key,
+		      long long most, struct field_errors *errors)
+{
+	json_t *v = json_object_get(body, key);
+
+	*out = 0;
+	if (v == NULL || json_is_null(v))
+		return;
+	if (!json_is_integer(v) || json_integer_value(v) < JOBS_RUNS_LEAST ||
+	    json_integer_value(v) > most) {
+		runs_error(errors, key, most);
+		return;
+	}
+	*out = json_integer_value(v);
+}
+
+void jobs_request_from_json(struct jobs_request *out, json_t *body,
+			    struct field_errors *errors)
+{
+	memset(out, 0, sizeof(*out));
+	json_text(&out->repo, body, "repo", errors);
+	json_text(&out->testcase, body, "testcase", errors);
+	json_text(&out->good, body, "good", errors);
+	json_text(&out->bad, body, "bad", errors);
+	json_runs(&out->runs_min, body, "runs_min", JOBS_RUNS_MIN_MOST,
+		  errors);
+	json_runs(&out->runs_max, body, "runs_max", JOBS_RUNS_MAX_MOST,
+		  errors);
+	out->notify = json_object_get(body, "notify");
+	if (json_is_null(out->notify))
+		out->notify = NULL;
+}
+
+/* notify, when given: a list of at most JOBS_NOTIFY_MOST plain addresses
+ * (an embedded NUL, which a C string would stop at, counts as not
+ * plain); an error for each that is not. */
+static void check_notify(json_t *notify, struct field_errors *errors)
+{
+	size_t i;
+	json_t *v;
+
+	if (notify == NULL)
+		return;
+	if (!json_is_array(notify) ||
+	    json_array_size(notify) > JOBS_NOTIFY_MOST) {
+		fields_add(errors, "notify", 400, "invalid_field",
+			   "'notify' must be a list of at most %d addresses",
+			   JOBS_NOTIFY_MOST);
+		return;
+	}
+	json_array_foreach(notify, i, v)
+	{
+		if (json_is_string(v) &&
+		    strlen(json_string_value(v)) == json_string_length(v) &&
+		    report_address_is_valid(json_string_value(v)))
+			continue;
+		fields_add(errors, "notify", 400, "invalid_email",
+			   "'notify' entry %zu is not a plain email address "
+			   "(local@domain)",
+			   i);
+		fields_set_value(
+		    errors, json_is_string(v) ? json_string_value(v) : "");
+	}
+}
+
+void jobs_request_check(const struct jobs_request *request,
+			struct field_errors *errors)
+{
+	bool min_ok =
+	    request->runs_min <= JOBS_RUNS_MIN_MOST &&
+	    (request->runs_min == 0 || request->runs_min >= JOBS_RUNS_LEAST);
+	bool max_ok =
+	    request->runs_max <= JOBS_RUNS_MAX_MOST &&
+	    (request->runs_max == 0 || request->runs_max >= JOBS_RUNS_LEAST);
+
+	if (!min_ok)
+		runs_error(errors, "runs_min", JOBS_RUNS_MIN_MOST);
+	if (!max_ok)
+		runs_error(errors, "runs_max", JOBS_RUNS_MAX_MOST);
+	if (min_ok && max_ok && request->runs_min > 0 &&
+	    request->runs_max > 0 && request->runs_max < request->runs_min)
+		fields_add(errors, "runs_max", 400, "invalid_field",
+			   "'runs_max' must not be below 'runs_min'");
+	check_notify(request->notify, errors);
+}
+
+/* Looks up the repository and testcase by name: 404 when unknown. */
+static int lookup(struct store_job_target *target, PGconn *conn,
+		  const struct jobs_request *request,
+		  struct field_errors *errors)
+{
+	if (request->repo == NULL && request->testcase == NULL) {
+		memset(target, 0, sizeof(*target));
+		return 0;
+	}
+	if (store_jobs_target(target, conn, request->repo, request->testcase) <
+	    0)
+		return JOBS_DB_FAILED;
+	if (request->repo != NULL && !target->repo_found) {
+		fields_add(errors, "repo", 404, "unknown_repo",
+			   "repository '%s' is not registered", request->repo);
+		fields_set_value(errors, request->repo);
+	}
+	if (request->testcase != NULL && !target->testcase_found) {
+		fields_add(errors, "testcase", 404, "unknown_testcase",
+			   "testcase '%s' is not registered",
+			   request->testcase);
+		fields_set_value(errors, request->testcase);
+	}
+	return 0;
+}
+
+/* Resolves revision `rev` (the field `key`) into *out; an error if it
+ * names no commit. */
+static bool resolve(git_oid *out, git_repository *repo, const char *rev,
+		    const char *key, const char *repo_name,
+		    struct field_errors *errors)
+{
+	char *err = NULL;
+
+	if (gitrepo_resolve(out, repo, rev, repo_name, &err) == 0)
+		return true;
+	fields_add(errors, key, 422, "unknown_revision", "%s", err);
+	fields_set_value(errors, rev);
+	free(err);
+	return false;
+}
+
+/* Fetches the mirror and lists the candidates into *commits (NULL when
+ * the revisions do not give a range). */
+static void candidates(struct gitrepo_commit **commits, size_t *count,
+		       const struct jobs_request *request,
+		       const char *repo_url, struct field_errors *errors)
+{
+	git_repository *repo = NULL;
+	git_oid good, bad;
+	bool good_ok, bad_ok;
+	char *err = NULL;
+
+	*commits = NULL;
+	*count = 0;
+	mirror_lock();
+	if (mirror_fetch(&repo, request->repo, repo_url, &err) < 0) {
+		fields_add(errors, "", 503, "mirror_unavailable",
+			   "repository '%s' cannot be read: %s", request->repo,
+			   err);
+		goto out;
+	}
+	good_ok =
+	    request->good != NULL &&
+	    resolve(&good, repo, request->good, "good", request->repo, errors);
+	bad_ok = request->bad != NULL && resolve(&bad, repo, request->bad,
+						 "bad", request->repo, errors);
+	if (good_ok && bad_ok &&
+	    gitrepo_range(commits, count, repo, &good, &bad, JOBS_RANGE_LIMIT,
+			  &err) < 0) {
+		fields_add(errors, "bad", 422, "invalid_range", "%s", err);
+		*commits = NULL;
+		*count = 0;
+	}
+out:
+	git_repository_free(repo);
+	mirror_unlock();
+	free(err);
+}
+
+/* Stores the job with its candidates and queues its first tasks, in one
+ * transaction. */
+static int store(long long *out_id, PGconn *conn,
+		 const struct jobs_request *request,
+		 const struct store_job_target *target, long long token_id,
+		 const struct gitrepo_commit *commits, size_t count)
+{
+	struct store_job_new job = {0};
+	char *notify = request->notify != NULL
+			   ? json_dumps(request->notify, JSON_COMPACT)
+			   : strdup("[]");
+	int rc = JOBS_DB_FAILED;
+
+	if (notify == NULL || db_begin(conn) < 0)
+		goto out;
+	job.repo_id = target->repo_id;
+	job.testcase_id = target->testcase_id;
+	job.good_rev = request->good;
+	job.bad_rev = request->bad;
+	job.notify = notify;
+	job.created_by = token_id;
+	job.runs_min = request->runs_min;
+	job.runs_max = request->runs_max;
+	if (store_jobs_create(out_id, conn, &job, commits, count) < 0 ||
+	    store_jobs_lock(conn, *out_id, NULL) != 0 ||
+	    sched_advance(conn, *out_id, server_config.base_url) < 0 ||
+	    db_commit(conn) < 0) {
+		db_rollback(conn);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(notify);
+	return rc;
+}
+
+int jobs_create(long long *out_id, PGconn *conn,
+		const struct jobs_request *request, long long token_id,
+		struct field_errors *errors)
+{
+	struct store_job_target target = {0};
+	struct gitrepo_commit *commits = NULL;
+	size_t count = 0;
+	int rc;
+
+	jobs_request_check(request, errors);
+	rc = lookup(&target, conn, request, errors);
+	if (rc < 0 && fields_ok(errors))
+		goto out;
+	if (rc == 0 && target.repo_found)
+		candidates(&commits, &count, request, target.repo_url, errors);
+	rc = JOBS_REFUSED;
+	if (!fields_ok(errors) || commits == NULL)
+		goto out;
+	rc = store(out_id, conn, request, &target, token_id, commits, count);
+	if (rc == 0)
+		log_info("job %lld: %s %s %.12s..%.12s, %zu candidates",
+			 *out_id, request->repo, request->testcase,
+			 commits[0].sha, commits[count - 1].sha, count);
+out:
+	gitrepo_commits_free(commits, count);
+	store_job_target_clear(&target);
+	return rc;
+}
+
+static void no_job(struct field_errors *errors, long long job_id)
+{
+	fields_add(errors, "", 404, "not_found", "no job %lld", job_id);
+}
+
+int jobs_get(json_t **out, PGconn *conn, long long job_id,
+	     struct field_errors *errors)
+{
+	bool failed;
+
+	*out = jobs_json(conn, job_id, &failed);
+	if (*out != NULL)
+		return 0;
+	if (failed)
+		return JOBS_DB_FAILED;
+	no_job(errors, job_id);
+	return JOBS_REFUSED;
+}
+
+int jobs_cancel(json_t **out, PGconn *conn, long long job_id,
+		struct field_errors *errors)
+{
+	enum store_jobs_cancelled cancelled;
+	char state[16];
+	int rc;
+
+	*out = NULL;
+	rc = store_jobs_cancel(&cancelled, state, conn, job_id);
+	if (rc < 0)
+		return JOBS_DB_FAILED;
+	if (rc == 1) {
+		no_job(errors, job_id);
+		return JOBS_REFUSED;
+	}
+	if (cancelled == STORE_JOBS_ENDED) {
+		fields_add(errors, "", 409, "finished",
+			   "job %lld is already %s", job_id, state);
+		return JOBS_REFUSED;
+	}
+	log_info("job %lld cancelled", job_id);
+	return jobs_get(out, conn, job_id, errors);
+}
+
+int jobs_rerun(long long *out_id, PGconn *conn, long long job_id,
+	       long long token_id, struct field_errors *errors)
+{
+	struct store_job_rerun source;
+	struct jobs_request request = {0};
+	json_error_t e;
+	int rc;
+
+	rc = store_jobs_rerun_source(&source, conn, job_id);
+	if (rc < 0)
+		return JOBS_DB_FAILED;
+	if (rc == 1) {
+		no_job(errors, job_id);
+		return JOBS_REFUSED;
+	}
+	request.repo = source.repo;
+	request.testcase = source.testcase;
+	request.good = source.good_sha;
+	request.bad = source.bad_sha;
+	request.notify = json_loads(source.notify, JSON_DECODE_ANY, &e);
+	if (json_is_null(request.notify)) {
+		json_decref(request.notify);
+		request.notify = NULL;
+	}
+	log_info("job %lld: re-run requested", job_id);
+	rc = jobs_create(out_id, conn, &request, token_id, errors);
+	json_decref(request.notify);
+	store_job_rerun_clear(&source);
+	return rc;
+}
+
+int jobs_report(char **out, PGconn *conn, long long job_id,
+		struct field_errors *errors)
+{
+	int rc = store_jobs_report(out, conn, job_id);
+
+	if (rc < 0)
+		return JOBS_DB_FAILED;
+	if (rc == 1) {
+		no_job(errors, job_id);
+		return JOBS_REFUSED;
+	}
+	if (*out == NULL) {
+		fields_add(errors, "", 409, "not_ready",
+			   "job %lld has no report yet: it is still running",
+			   job_id);
+		return JOBS_REFUSED;
+	}
+	return 0;
+}
+
+int jobs_list(struct store_jobs_page *out, PGconn *conn,
+	      const struct store_jobs_filter *filter)
+{
+	return store_jobs_list(out, conn, filter) < 0 ? JOBS_DB_FAILED : 0;
+}

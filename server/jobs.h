@@ -1,0 +1,108 @@
+/*
+ * The jobs resource: what a job request must hold, and the service
+ * functions that create, show, list, cancel and re-run jobs.  The REST
+ * handlers (api.c, api_more.c) and the web pages (web_job*.c) are thin
+ * adapters over these; the SQL is in store/store_jobs.c.
+ *
+ * Service functions return 0, JOBS_REFUSED after adding to `errors` why
+ * the request cannot be done (each error carries the HTTP status and code
+ * the API answers with), or JOBS_DB_FAILED when the database failed
+ * (db_last_failure() says whether trying again may help).
+ */
+#ifndef STATBISECT_JOBS_H
+#define STATBISECT_JOBS_H
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdbool.h>
+
+#include "fields.h"
+#include "store/store_jobs.h"
+
+#define JOBS_REFUSED (-1)
+#define JOBS_DB_FAILED (-2)
+
+/* The limits of the runs a job may ask for per commit. */
+#define JOBS_RUNS_LEAST 2
+#define JOBS_RUNS_MIN_MOST 1000
+#define JOBS_RUNS_MAX_MOST 10000
+
+/* The most addresses a job may notify. */
+#define JOBS_NOTIFY_MOST 50
+
+/* A job request as POST /api/v1/jobs and the submit form give it.
+ * Everything is borrowed. */
+struct jobs_request {
+	const char *repo, *testcase, *good, *bad; /* NULL: not given */
+	json_t *notify; /* an array of addresses, or NULL for none */
+	long long runs_min, runs_max; /* 0: the testcase's */
+};
+
+/*
+ * Reads the JSON body of POST /api/v1/jobs into *out (pointing into
+ * `body`), adding an error for each field that is missing or not of its
+ * type or range.  The values of the other fields are read all the same.
+ */
+void jobs_request_from_json(struct jobs_request *out, json_t *body,
+			    struct field_errors *errors);
+
+/*
+ * Checks the request's values that need no lookup (the runs' limits and
+ * order, every notify address), adding an error for each that is wrong:
+ * code "invalid_field", or "invalid_email" with the address as the value.
+ */
+void jobs_request_check(const struct jobs_request *request,
+			struct field_errors *errors);
+
+/*
+ * Creates the job `request` asks for on behalf of token `token_id` (0:
+ * none): checks it (jobs_request_check), looks up its repository and
+ * testcase, resolves both revisions in the fetched mirror, stores the job
+ * with its candidates and queues its first tasks.  Errors already in
+ * `errors` (the adapter's own) refuse the request too, after every check
+ * has added its own, so that a form can show them all at once; the API
+ * answers the first.  The new job's id goes into *out_id.
+ */
+int jobs_create(long long *out_id, PGconn *conn,
+		const struct jobs_request *request, long long token_id,
+		struct field_errors *errors);
+
+/*
+ * The job as GET /api/v1/jobs/{id} answers it into *out (new reference).
+ * Refused (404) when there is no such job.
+ */
+int jobs_get(json_t **out, PGconn *conn, long long job_id,
+	     struct field_errors *errors);
+
+/* Cancels job `job_id` and its open tasks; the cancelled job into *out.
+ * Refused when there is no such job (404) or it has ended (409). */
+int jobs_cancel(json_t **out, PGconn *conn, long long job_id,
+		struct field_errors *errors);
+
+/* Creates a job of the range of job `job_id` again, as token `token_id`;
+ * its id into *out_id.  Refused as jobs_create is, or 404. */
+int jobs_rerun(long long *out_id, PGconn *conn, long long job_id,
+	       long long token_id, struct field_errors *errors);
+
+/*
+ * The report message of job `job_id` into *out (malloc'd; RFC 5322 text
+ * with CRLF line ends).  Refused when there is no such job (404) or it
+ * has no report yet (409).
+ */
+int jobs_report(char **out, PGconn *conn, long long job_id,
+		struct field_errors *errors);
+
+/* A page of jobs, newest first (store_jobs_list). */
+int jobs_list(struct store_jobs_page *out, PGconn *conn,
+	      const struct store_jobs_filter *filter);
+
+/* jobs_json.c: the job as the API shows it. */
+
+/*
+ * The job as GET /api/v1/jobs/{id} answers it (new reference), or NULL
+ * when there is no such job (*failed false) or the database failed
+ * (*failed true).
+ */
+json_t *jobs_json(PGconn *conn, long long job_id, bool *failed);
+
+#endif

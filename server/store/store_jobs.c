@@ -1,0 +1,671 @@
+#include "store_jobs.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../db.h"
+
+/* ISO 8601 UTC text of a timestamptz column. */
+#ifndef STORE_TIMESTAMP
+#define STORE_TIMESTAMP(column)                                               \
+	"to_char(" column " AT TIME ZONE 'UTC',"                              \
+	" 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+#endif
+
+/* A double column, NAN when NULL. */
+static double number_or_nan(const PGresult *r, int row, int col)
+{
+	return db_is_null(r, row, col) ? NAN : db_double(r, row, col);
+}
+
+static void id_text(char buf[24], long long id)
+{
+	snprintf(buf, 24, "%lld", id);
+}
+
+void store_job_target_clear(struct store_job_target *target)
+{
+	free(target->repo_url);
+	memset(target, 0, sizeof(*target));
+}
+
+int store_jobs_target(struct store_job_target *out, PGconn *conn,
+		      const char *repo, const char *testcase)
+{
+	const char *params[2] = {repo, testcase};
+	PGresult *r;
+
+	memset(out, 0, sizeof(*out));
+	r = db_exec(conn,
+		    "SELECT (SELECT id FROM repos WHERE name = $1),"
+		    " (SELECT url FROM repos WHERE name = $1),"
+		    " (SELECT id FROM testcases WHERE name = $2)",
+		    2, params);
+	if (r == NULL)
+		return -1;
+	if (!db_is_null(r, 0, 0)) {
+		out->repo_found = true;
+		out->repo_id = db_int(r, 0, 0);
+		out->repo_url = strdup(db_text(r, 0, 1));
+	}
+	if (!db_is_null(r, 0, 2)) {
+		out->testcase_found = true;
+		out->testcase_id = db_int(r, 0, 2);
+	}
+	PQclear(r);
+	if (out->repo_found && out->repo_url == NULL)
+		return -1;
+	return 0;
+}
+
+/* Postgres array text of the commit's parents: "{3,7}"; merges rarely
+ * have more than a few parents, and an octopus beyond what fits keeps its
+ * first ones. */
+static void parents_text(char *buf, size_t size,
+			 const struct gitrepo_commit *commit)
+{
+	size_t k, used = 0;
+
+	buf[used++] = '{';
+	for (k = 0; k < commit->parent_count && used + 24 < size; k++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%zu",
+					 k ? "," : "", commit->parents[k]);
+	buf[used++] = '}';
+	buf[used] = '\0';
+}
+
+int store_jobs_create(long long *out_id, PGconn *conn,
+		      const struct store_job_new *job,
+		      const struct gitrepo_commit *commits, size_t count)
+{
+	char repo_id[24], testcase_id[24], token[24], job_text[24], idx[24];
+	char runs_min[24], runs_max[24], parents[256];
+	const char *params[10];
+	PGresult *r;
+	size_t i;
+
+	id_text(repo_id, job->repo_id);
+	id_text(testcase_id, job->testcase_id);
+	id_text(token, job->created_by);
+	id_text(runs_min, job->runs_min);
+	id_text(runs_max, job->runs_max);
+	params[0] = repo_id;
+	params[1] = testcase_id;
+	params[2] = job->good_rev;
+	params[3] = job->bad_rev;
+	params[4] = commits[0].sha;
+	params[5] = commits[count - 1].sha;
+	params[6] = job->notify;
+	params[7] = job->created_by > 0 ? token : NULL;
+	params[8] = job->runs_min > 0 ? runs_min : NULL;
+	params[9] = job->runs_max > 0 ? runs_max : NULL;
+	r = db_exec(
+	    conn,
+	    "INSERT INTO jobs (repo_id, testcase_id, good_rev, bad_rev,"
+	    " good_sha, bad_sha, notify, created_by, runs_min,"
+	    " runs_max) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
+	    " $10) RETURNING id",
+	    10, params);
+	if (r == NULL)
+		return -1;
+	*out_id = db_int(r, 0, 0);
+	PQclear(r);
+	id_text(job_text, *out_id);
+	for (i = 0; i < count; i++) {
+		parents_text(parents, sizeof(parents), &commits[i]);
+		snprintf(idx, sizeof(idx), "%zu", i);
+		params[0] = job_text;
+		params[1] = idx;
+		params[2] = commits[i].sha;
+		params[3] = commits[i].subject;
+		params[4] = commits[i].author_name;
+		params[5] = commits[i].author_email;
+		params[6] = parents;
+		r = db_exec(
+		    conn,
+		    "INSERT INTO job_commits (job_id, idx, sha, subject,"
+		    " author_name, author_email, parents)"
+		    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
+		    7, params);
+		if (r == NULL)
+			return -1;
+		PQclear(r);
+	}
+	return 0;
+}
+
+int store_jobs_lock(PGconn *conn, long long job_id, char state[16])
+{
+	char job_text[24];
+	const char *params[1] = {job_text};
+	PGresult *r;
+	int found;
+
+	id_text(job_text, job_id);
+	r = db_exec(conn, "SELECT state FROM jobs WHERE id = $1 FOR UPDATE", 1,
+		    params);
+	if (r == NULL)
+		return -1;
+	found = PQntuples(r) == 1;
+	if (found && state != NULL)
+		snprintf(state, 16, "%s", db_text(r, 0, 0));
+	PQclear(r);
+	return found ? 0 : 1;
+}
+
+void store_job_clear(struct store_job *job)
+{
+	PQclear(job->result);
+	memset(job, 0, sizeof(*job));
+}
+
+int store_jobs_get(struct store_job *out, PGconn *conn, long long job_id)
+{
+	char job_text[24];
+	const char *params[1] = {job_text};
+	PGresult *r;
+
+	memset(out, 0, sizeof(*out));
+	id_text(job_text, job_id);
+	r = db_exec(
+	    conn,
+	    "SELECT j.id, j.state, j.verdict, j.culprit_sha,"
+	    " j.parent_sha, j.change_pct, j.p_value, j.good_sha,"
+	    " j.bad_sha, j.good_rev, j.bad_rev, rp.name, t.name,"
+	    " j.message, " STORE_TIMESTAMP(
+		"j.created_at") ", " STORE_TIMESTAMP("j.finished_at") ","
+								      " j."
+								      "notify,"
+								      " t.kpi,"
+								      " t."
+								      "higher_"
+								      "is_"
+								      "better,"
+								      " j."
+								      "culprit"
+								      "s,"
+								      " j."
+								      "confide"
+								      "nce, "
+								      "j."
+								      "change_"
+								      "ci95_"
+								      "lo, "
+								      "j."
+								      "change_"
+								      "ci95_hi"
+								      " FROM "
+								      "jobs j "
+								      "JOIN "
+								      "repos "
+								      "rp ON "
+								      "rp.id "
+								      "= "
+								      "j.repo_"
+								      "id"
+								      " JOIN "
+								      "testcas"
+								      "es t "
+								      "ON "
+								      "t.id = "
+								      "j."
+								      "testcas"
+								      "e_id "
+								      "WHERE "
+								      "j.id = "
+								      "$1",
+	    1, params);
+	if (r == NULL)
+		return -1;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		return 1;
+	}
+	out->result = r;
+	out->id = db_int(r, 0, 0);
+	out->state = db_text(r, 0, 1);
+	out->verdict = db_text(r, 0, 2);
+	out->culprit = db_text(r, 0, 3);
+	out->parent = db_text(r, 0, 4);
+	out->change_pct = number_or_nan(r, 0, 5);
+	out->p_value = number_or_nan(r, 0, 6);
+	out->good_sha = db_text(r, 0, 7);
+	out->bad_sha = db_text(r, 0, 8);
+	out->good_rev = db_text(r, 0, 9);
+	out->bad_rev = db_text(r, 0, 10);
+	out->repo = db_text(r, 0, 11);
+	out->testcase = db_text(r, 0, 12);
+	out->message = db_text(r, 0, 13);
+	out->created_at = db_text(r, 0, 14);
+	out->finished_at = db_text(r, 0, 15);
+	out->notify = db_text(r, 0, 16);
+	out->kpi = db_text(r, 0, 17);
+	out->higher_is_better = db_bool(r, 0, 18);
+	out->culprits = db_text(r, 0, 19);
+	out->confidence = number_or_nan(r, 0, 20);
+	out->change_ci95_lo = number_or_nan(r, 0, 21);
+	out->change_ci95_hi = number_or_nan(r, 0, 22);
+	return 0;
+}
+
+void store_job_delivery_clear(struct store_job_delivery *delivery)
+{
+	PQclear(delivery->result);
+	memset(delivery, 0, sizeof(*delivery));
+}
+
+int store_jobs_delivery(struct store_job_delivery *out, PGconn *conn,
+			long long job_id)
+{
+	char job_text[24];
+	const char *params[1] = {job_text};
+	PGresult *r;
+
+	memset(out, 0, sizeof(*out));
+	id_text(job_text, job_id);
+	r = db_exec(conn,
+		    "SELECT CASE WHEN sent_at IS NOT NULL THEN 'sent'"
+		    " WHEN failed_at IS NOT NULL THEN 'failed'"
+		    " WHEN attempts > 0 THEN 'retrying'"
+		    " ELSE 'pending' END, attempts, last_error,"
+		    " " STORE_TIMESTAMP("sent_at") ", " STORE_TIMESTAMP(
+			"next_attempt_at") ","
+					   " recipients"
+					   " FROM outbox WHERE job_id = $1 "
+					   "ORDER BY id DESC"
+					   " LIMIT 1",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		return 1;
+	}
+	out->result = r;
+	out->state = db_text(r, 0, 0);
+	out->attempts = db_int(r, 0, 1);
+	out->last_error = db_text(r, 0, 2);
+	out->sent_at = db_text(r, 0, 3);
+	out->next_attempt_at = db_text(r, 0, 4);
+	out->recipients = db_text(r, 0, 5);
+	return 0;
+}
+
+int store_jobs_builds(long long *out, PGconn *conn, long long job_id)
+{
+	char job_text[24];
+	const char *params[1] = {job_text};
+	PGresult *r;
+
+	id_text(job_text, job_id);
+	r = db_exec(conn,
+		    "SELECT coalesce(sum(builds), 0)"
+		    " FROM tasks WHERE job_id = $1",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	*out = db_int(r, 0, 0);
+	PQclear(r);
+	return 0;
+}
+
+int store_jobs_report(char **out, PGconn *conn, long long job_id)
+{
+	char job_text[24];
+	const char *params[1] = {job_text};
+	PGresult *r;
+	int rc = 0;
+
+	*out = NULL;
+	id_text(job_text, job_id);
+	r = db_exec(conn,
+		    "SELECT j.id, o.message FROM jobs j LEFT JOIN outbox o"
+		    " ON o.job_id = j.id WHERE j.id = $1 ORDER BY o.id DESC"
+		    " LIMIT 1",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	if (PQntuples(r) == 0)
+		rc = 1;
+	else if (!db_is_null(r, 0, 1) &&
+		 (*out = strdup(db_text(r, 0, 1))) == NULL)
+		rc = -1;
+	PQclear(r);
+	return rc;
+}
+
+void store_jobs_page_clear(struct store_jobs_page *page)
+{
+	free(page->rows);
+	PQclear(page->result);
+	memset(page, 0, sizeof(*page));
+}
+
+int store_jobs_list(struct store_jobs_page *out, PGconn *conn,
+		    const struct store_jobs_filter *filter)
+{
+	char limit[24], offset[24];
+	const char *params[6] = {filter->repo,	filter->testcase,
+				 filter->state, filter->verdict,
+				 limit,		offset};
+	PGresult *r;
+	int row;
+
+	memset(out, 0, sizeof(*out));
+	id_text(limit, filter->limit);
+	id_text(offset, filter->offset);
+	/* The outer join yields one row (the total) even for an empty
+	 * page. */
+	r = db_exec(
+	    conn,
+	    "WITH f AS (SELECT j.id FROM jobs j"
+	    " JOIN repos rp ON rp.id = j.repo_id"
+	    " JOIN testcases t ON t.id = j.testcase_id"
+	    " WHERE ($1::text IS NULL OR rp.name = $1)"
+	    " AND ($2::text IS NULL OR t.name = $2)"
+	    " AND ($3::text IS NULL OR j.state = $3)"
+	    " AND ($4::text IS NULL OR j.verdict = $4)),"
+	    " page AS (SELECT id FROM f ORDER BY id DESC"
+	    " LIMIT $5::bigint OFFSET $6::bigint)"
+	    " SELECT (SELECT count(*) FROM f), j.id, j.state,"
+	    " j.verdict, rp.name, t.name, j.good_sha, j.bad_sha,"
+	    " j.culprit_sha, j.change_pct, " STORE_TIMESTAMP(
+		"j.created_at") ","
+				" " STORE_TIMESTAMP(
+				    "j.finished_at") ","
+						     " extract(epoch FROM "
+						     "now() - "
+						     "j.created_at)::bigint,"
+						     " c.subject"
+						     " FROM (SELECT 1) one "
+						     "LEFT JOIN (page"
+						     " JOIN jobs j ON j.id = "
+						     "page.id"
+						     " JOIN repos rp ON rp.id "
+						     "= j.repo_id"
+						     " JOIN testcases t ON "
+						     "t.id = j.testcase_id"
+						     " LEFT JOIN job_commits "
+						     "c ON c.job_id = j.id"
+						     " AND c.sha = "
+						     "j.culprit_sha) ON true"
+						     " ORDER BY j.id DESC",
+	    6, params);
+	if (r == NULL)
+		return -1;
+	out->result = r;
+	out->total = db_int(r, 0, 0);
+	out->rows = calloc((size_t)PQntuples(r) + 1, sizeof(*out->rows));
+	if (out->rows == NULL) {
+		store_jobs_page_clear(out);
+		return -1;
+	}
+	for (row = 0; row < PQntuples(r); row++) {
+		struct store_jobs_row *j = &out->rows[out->count];
+
+		if (db_is_null(r, row, 1))
+			continue;
+		j->id = db_int(r, row, 1);
+		j->state = db_text(r, row, 2);
+		j->verdict = db_text(r, row, 3);
+		j->repo = db_text(r, row, 4);
+		j->testcase = db_text(r, row, 5);
+		j->good_sha = db_text(r, row, 6);
+		j->bad_sha = db_text(r, row, 7);
+		j->culprit = db_text(r, row, 8);
+		j->change_pct = number_or_nan(r, row, 9);
+		j->created_at = db_text(r, row, 10);
+		j->finished_at = db_text(r, row, 11);
+		j->age_seconds = db_int(r, row, 12);
+		j->culprit_subject = db_text(r, row, 13);
+		out->count++;
+	}
+	return 0;
+}
+
+/* Runs one job statement with the job's id as $1. */
+static int exec_job(PGconn *conn, const char *sql, const char *job_text)
+{
+	const char *params[1] = {job_text};
+	PGresult *r = db_exec(conn, sql, 1, params);
+
+	if (r == NULL)
+		return -1;
+	PQclear(r);
+	return 0;
+}
+
+int store_jobs_cancel(enum store_jobs_cancelled *out, char state[16],
+		      PGconn *conn, long long job_id)
+{
+	char job_text[24];
+	int rc;
+
+	id_text(job_text, job_id);
+	if (db_begin(conn) < 0)
+		return -1;
+	rc = store_jobs_lock(conn, job_id, state);
+	if (rc != 0) {
+		db_rollback(conn);
+		return rc;
+	}
+	if (strcmp(state, "queued") != 0 && strcmp(state, "running") != 0) {
+		*out = STORE_JOBS_ENDED;
+		db_rollback(conn);
+		return 0;
+	}
+	if (exec_job(conn,
+		     "UPDATE jobs SET state = 'cancelled',"
+		     " finished_at = now(),"
+		     " message = 'cancelled on request' WHERE id = $1",
+		     job_text) < 0 ||
+	    exec_job(conn,
+		     "UPDATE tasks SET state = 'cancelled',"
+		     " finished_at = now() WHERE job_id = $1"
+		     " AND state IN ('queued', 'running')",
+		     job_text) < 0 ||
+	    db_commit(conn) < 0) {
+		db_rollback(conn);
+		return -1;
+	}
+	*out = STORE_JOBS_CANCELLED;
+	return 0;
+}
+
+void store_job_rerun_clear(struct store_job_rerun *rerun)
+{
+	PQclear(rerun->result);
+	memset(rerun, 0, sizeof(*rerun));
+}
+
+int store_jobs_rerun_source(struct store_job_rerun *out, PGconn *conn,
+			    long long job_id)
+{
+	char job_text[24];
+	const char *params[1] = {job_text};
+	PGresult *r;
+
+	memset(out, 0, sizeof(*out));
+	id_text(job_text, job_id);
+	r = db_exec(conn,
+		    "SELECT rp.name, t.name, j.good_sha, j.bad_sha, j.notify"
+		    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
+		    " JOIN testcases t ON t.id = j.testcase_id"
+		    " WHERE j.id = $1",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		return 1;
+	}
+	out->result = r;
+	out->repo = db_text(r, 0, 0);
+	out->testcase = db_text(r, 0, 1);
+	out->good_sha = db_text(r, 0, 2);
+	out->bad_sha = db_text(r, 0, 3);
+	out->notify = db_text(r, 0, 4);
+	return 0;
+}
+
+void store_job_runs_clear(struct store_job_runs *runs)
+{
+	free(runs->runs);
+	PQclear(runs->result);
+	memset(runs, 0, sizeof(*runs));
+}
+
+int store_jobs_runs(struct store_job_runs *out, PGconn *conn, long long job_id)
+{
+	char job_text[24];
+	const char *params[1] = {job_text};
+	PGresult *r;
+	int row;
+
+	memset(out, 0, sizeof(*out));
+	id_text(job_text, job_id);
+	/* One row with a NULL run for a job without runs. */
+	r = db_exec(
+	    conn,
+	    "SELECT r.id, r.commit_idx, c.sha, w.name, r.exit_code,"
+	    " r.wall_s, r.kpi, r.metrics, " STORE_TIMESTAMP(
+		"r.created_at") " FROM jobs j LEFT JOIN runs r ON r.job_id = "
+				"j.id"
+				" LEFT JOIN job_commits c"
+				" ON c.job_id = r.job_id AND c.idx = "
+				"r.commit_idx"
+				" LEFT JOIN workers w ON w.id = r.worker_id"
+				" WHERE j.id = $1 ORDER BY r.id",
+	    1, params);
+	if (r == NULL)
+		return -1;
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		return 1;
+	}
+	out->result = r;
+	out->runs = calloc((size_t)PQntuples(r), sizeof(*out->runs));
+	if (out->runs == NULL) {
+		store_job_runs_clear(out);
+		return -1;
+	}
+	for (row = 0; row < PQntuples(r); row++) {
+		struct store_job_run *run = &out->runs[out->count];
+
+		if (db_is_null(r, row, 0))
+			continue;
+		run->commit_index = db_int(r, row, 1);
+		run->commit = db_text(r, row, 2);
+		run->worker = db_text(r, row, 3);
+		run->exit_code = db_int(r, row, 4);
+		run->wall_s = number_or_nan(r, row, 5);
+		run->kpi = number_or_nan(r, row, 6);
+		run->metrics = db_text(r, row, 7);
+		run->created_at = db_text(r, row, 8);
+		out->count++;
+	}
+	return 0;
+}
+
+void store_job_page_info_clear(struct store_job_page_info *info)
+{
+	PQclear(info->result);
+	memset(info, 0, sizeof(*info));
+}
+
+int store_jobs_page_info(struct store_job_page_info *out, PGconn *conn,
+			 long long job_id, const char *range_after,
+			 const char *range_through, const char *culprit)
+{
+	char job_text[24];
+	const char *params[4] = {job_text, range_after, range_through,
+				 culprit};
+	PGresult *r;
+
+	memset(out, 0, sizeof(*out));
+	out->range_lo = out->range_hi = -1;
+	id_text(job_text, job_id);
+	r = db_exec(
+	    conn,
+	    "SELECT (SELECT idx FROM job_commits WHERE job_id = $1"
+	    " AND sha = $2), (SELECT idx FROM job_commits"
+	    " WHERE job_id = $1 AND sha = $3),"
+	    " (SELECT author_name || ' <' || author_email || '>'"
+	    " FROM job_commits WHERE job_id = $1 AND sha = $4),"
+	    " rp.web_url FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
+	    " WHERE j.id = $1",
+	    4, params);
+	if (r == NULL)
+		return -1;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		return 1;
+	}
+	out->result = r;
+	if (!db_is_null(r, 0, 0) && !db_is_null(r, 0, 1)) {
+		out->range_lo = (long)db_int(r, 0, 0);
+		out->range_hi = (long)db_int(r, 0, 1);
+	}
+	out->culprit_author = db_text(r, 0, 2);
+	out->web_url = db_text(r, 0, 3);
+	return 0;
+}
+
+void store_job_path_clear(struct store_job_path *path)
+{
+	free(path->commits);
+	PQclear(path->result);
+	memset(path, 0, sizeof(*path));
+}
+
+int store_jobs_path(struct store_job_path *out, PGconn *conn, long long job_id)
+{
+	char job_text[24];
+	const char *params[1] = {job_text};
+	PGresult *r;
+	int row;
+
+	memset(out, 0, sizeof(*out));
+	id_text(job_text, job_id);
+	/* The end of the log that explains a commit that gave no value:
+	 * its build's when it did not build, else its run's. */
+	r = db_exec(conn,
+		    "SELECT c.idx, c.sha, c.subject, c.author_name,"
+		    " (SELECT right(CASE WHEN x.build_failed"
+		    " OR x.outcome = 'build_failed' THEN x.build_log"
+		    " WHEN x.outcome IN ('crashed', 'timed_out', 'no_kpi')"
+		    " THEN x.run_output END, 2048) FROM job_commits x"
+		    " WHERE x.job_id = t.job_id AND x.idx = c.idx)"
+		    " FROM tasks t CROSS JOIN LATERAL jsonb_array_elements("
+		    "CASE WHEN jsonb_array_length(t.plan) > 0 THEN t.plan"
+		    " ELSE jsonb_build_array(jsonb_build_object('idx',"
+		    " t.commit_idx)) END) WITH ORDINALITY AS p(e, ord)"
+		    " JOIN job_commits c ON c.job_id = t.job_id"
+		    " AND c.idx = (p.e->>'idx')::int"
+		    " WHERE t.job_id = $1"
+		    " GROUP BY t.job_id, c.idx, c.sha, c.subject,"
+		    " c.author_name"
+		    " ORDER BY min(t.id * 64 + p.ord)",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	out->result = r;
+	out->commits = calloc((size_t)PQntuples(r) + 1, sizeof(*out->commits));
+	if (out->commits == NULL) {
+		store_job_path_clear(out);
+		return -1;
+	}
+	for (row = 0; row < PQntuples(r); row++) {
+		struct store_path_commit *c = &out->commits[row];
+
+		c->index = db_int(r, row, 0);
+		c->sha = db_text(r, row, 1);
+		c->subject = db_text(r, row, 2);
+		c->author_name = db_text(r, row, 3);
+		c->log_tail = db_text(r, row, 4);
+	}
+	out->count = (size_t)PQntuples(r);
+	return 0;
+}

@@ -1,0 +1,224 @@
+/*
+ * The store of jobs and their candidate commits: the only SQL on the jobs
+ * and job_commits tables, and the job-side reads of the rows that hang off
+ * a job (its runs, its report in the outbox, its tasks' plans).
+ *
+ * Every function runs on the caller's connection (inside the caller's
+ * transaction when it has one), takes typed parameters and returns 0, 1
+ * where it says ("no such job"), or -1 after logging a database error
+ * (db_last_failure() then says whether trying again may help).  Results
+ * come back in structs whose text points into a result that the struct's
+ * *_clear function frees; a cleared or zeroed struct may be cleared again.
+ * Timestamps are ISO 8601 UTC text; a NULL pointer is an SQL NULL and a
+ * NAN double a missing number.
+ */
+#ifndef STATBISECT_STORE_JOBS_H
+#define STATBISECT_STORE_JOBS_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gitrepo.h"
+
+/* The repository and testcase a job request names, by name. */
+struct store_job_target {
+	bool repo_found, testcase_found;
+	long long repo_id, testcase_id;
+	char *repo_url; /* malloc'd, NULL when not found */
+};
+
+void store_job_target_clear(struct store_job_target *target);
+
+/* Looks up repository `repo` and testcase `testcase` (either may be NULL:
+ * not looked up, not found). */
+int store_jobs_target(struct store_job_target *out, PGconn *conn,
+		      const char *repo, const char *testcase);
+
+/* A new job as store_jobs_create stores it. */
+struct store_job_new {
+	long long repo_id, testcase_id;
+	const char *good_rev, *bad_rev; /* as the request named them */
+	const char *notify;		/* a JSON array of addresses */
+	long long created_by;		/* a token id; 0 for none */
+	long long runs_min, runs_max;	/* 0: the testcase's */
+};
+
+/*
+ * Stores job `job` with its candidates `commits` (count >= 1, oldest
+ * first: commits[0] is `good`, the last `bad`) and puts its id into
+ * *out_id.  Run inside a transaction: on -1 the caller rolls back.
+ */
+int store_jobs_create(long long *out_id, PGconn *conn,
+		      const struct store_job_new *job,
+		      const struct gitrepo_commit *commits, size_t count);
+
+/*
+ * Locks job `job_id` (SELECT ... FOR UPDATE, inside the caller's
+ * transaction) and puts its state into `state` (may be NULL).  Returns 1
+ * when there is no such job.
+ */
+int store_jobs_lock(PGconn *conn, long long job_id, char state[16]);
+
+/* A job's row with its repository's and testcase's names. */
+struct store_job {
+	long long id;
+	const char *state, *verdict, *culprit, *parent;
+	const char *good_sha, *bad_sha, *good_rev, *bad_rev;
+	const char *repo, *testcase, *kpi, *message;
+	const char *created_at, *finished_at;
+	const char *notify, *culprits; /* JSON text */
+	bool higher_is_better;
+	double change_pct, p_value, confidence;
+	double change_ci95_lo, change_ci95_hi;
+	PGresult *result;
+};
+
+void store_job_clear(struct store_job *job);
+
+/* Job `job_id` into *out.  Returns 1 when there is no such job. */
+int store_jobs_get(struct store_job *out, PGconn *conn, long long job_id);
+
+/* The delivery of a job's latest report (its outbox row). */
+struct store_job_delivery {
+	const char *state; /* pending, retrying, failed or sent */
+	long long attempts;
+	const char *last_error, *sent_at, *next_attempt_at;
+	const char *recipients; /* JSON text */
+	PGresult *result;
+};
+
+void store_job_delivery_clear(struct store_job_delivery *delivery);
+
+/* Returns 1 when job `job_id` has no report (yet). */
+int store_jobs_delivery(struct store_job_delivery *out, PGconn *conn,
+			long long job_id);
+
+/* The builds the workers did for job `job_id` (0 for tasks whose worker
+ * did not say) into *out. */
+int store_jobs_builds(long long *out, PGconn *conn, long long job_id);
+
+/*
+ * The latest report message of job `job_id` (RFC 5322 text with CRLF line
+ * ends; NULL while the job has none) into *out (malloc'd).  Returns 1
+ * when there is no such job.
+ */
+int store_jobs_report(char **out, PGconn *conn, long long job_id);
+
+/* Which jobs store_jobs_list lists. */
+struct store_jobs_filter {
+	const char *repo, *testcase, *state, *verdict; /* NULL: any */
+	long long limit, offset;
+};
+
+/* One job of a list. */
+struct store_jobs_row {
+	long long id;
+	const char *state, *verdict, *repo, *testcase;
+	const char *good_sha, *bad_sha, *culprit, *culprit_subject;
+	const char *created_at, *finished_at;
+	double change_pct;
+	long long age_seconds; /* since it was created */
+};
+
+/* A page of jobs, newest first, and how many match in all. */
+struct store_jobs_page {
+	long long total;
+	size_t count;
+	struct store_jobs_row *rows;
+	PGresult *result;
+};
+
+void store_jobs_page_clear(struct store_jobs_page *page);
+
+/* The jobs `filter` selects into *out; the total and the page come from
+ * one snapshot. */
+int store_jobs_list(struct store_jobs_page *out, PGconn *conn,
+		    const struct store_jobs_filter *filter);
+
+/* What cancelling a job found. */
+enum store_jobs_cancelled {
+	STORE_JOBS_CANCELLED, /* it was queued or running, and now is not */
+	STORE_JOBS_ENDED,     /* it had ended already: see `state` */
+};
+
+/*
+ * Cancels job `job_id` and its open tasks in a transaction of its own.
+ * Puts what happened into *out and the job's earlier state into `state`.
+ * Returns 1 when there is no such job.
+ */
+int store_jobs_cancel(enum store_jobs_cancelled *out, char state[16],
+		      PGconn *conn, long long job_id);
+
+/* What re-running a job asks for again. */
+struct store_job_rerun {
+	const char *repo, *testcase, *good_sha, *bad_sha;
+	const char *notify; /* JSON text */
+	PGresult *result;
+};
+
+void store_job_rerun_clear(struct store_job_rerun *rerun);
+
+/* Returns 1 when there is no such job. */
+int store_jobs_rerun_source(struct store_job_rerun *out, PGconn *conn,
+			    long long job_id);
+
+/* One run of a job. */
+struct store_job_run {
+	long long commit_index, exit_code;
+	const char *commit, *worker, *metrics, *created_at; /* metrics: JSON */
+	double wall_s, kpi;
+};
+
+struct store_job_runs {
+	size_t count;
+	struct store_job_run *runs; /* in upload order */
+	PGresult *result;
+};
+
+void store_job_runs_clear(struct store_job_runs *runs);
+
+/* The runs of job `job_id`.  Returns 1 when there is no such job. */
+int store_jobs_runs(struct store_job_runs *out, PGconn *conn,
+		    long long job_id);
+
+/* What the job page shows beside the job. */
+struct store_job_page_info {
+	long range_lo, range_hi; /* indices of the range's ends; -1: unknown */
+	const char *culprit_author; /* "Name <email>", or NULL */
+	const char *web_url;	    /* the repository's commit link template */
+	PGresult *result;
+};
+
+void store_job_page_info_clear(struct store_job_page_info *info);
+
+/*
+ * For job `job_id`: the indices of candidates `range_after` and
+ * `range_through` and the author of `culprit` (each may be NULL).
+ * Returns 1 when there is no such job.
+ */
+int store_jobs_page_info(struct store_job_page_info *out, PGconn *conn,
+			 long long job_id, const char *range_after,
+			 const char *range_through, const char *culprit);
+
+/* One commit on a job's bisection path. */
+struct store_path_commit {
+	long long index;
+	const char *sha, *subject, *author_name;
+	const char *log_tail; /* the end of the log that explains a commit
+				 that gave no value, or NULL */
+};
+
+struct store_job_path {
+	size_t count;
+	struct store_path_commit *commits; /* in the order first asked for */
+	PGresult *result;
+};
+
+void store_job_path_clear(struct store_job_path *path);
+
+/* The commits the tasks of job `job_id` ran or run. */
+int store_jobs_path(struct store_job_path *out, PGconn *conn,
+		    long long job_id);
+
+#endif
