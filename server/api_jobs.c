@@ -176,9 +176,9 @@ static bool runs_load(struct http_response *res, struct http_request *req,
 	if (!http_path_id(res, req->params[0], "not_found", "job", job_id))
 		return false;
 	rc = store_jobs_runs(out, db_conn(), *job_id);
-	if (rc < 0)
+	if (rc == STORE_FAILED)
 		http_db_failed(res);
-	else if (rc == 1)
+	else if (rc == STORE_NOT_FOUND)
 		http_error(res, 404, "not_found", "no job %lld", *job_id);
 	return rc == 0;
 }

@@ -299,19 +299,18 @@ int jobs_get(json_t **out, PGconn *conn, long long job_id,
 int jobs_cancel(json_t **out, PGconn *conn, long long job_id,
 		struct field_errors *errors)
 {
-	enum store_jobs_cancelled cancelled;
 	char state[16];
 	int rc;
 
 	*out = NULL;
-	rc = store_jobs_cancel(&cancelled, state, conn, job_id);
-	if (rc < 0)
+	rc = store_jobs_cancel(state, conn, job_id);
+	if (rc == STORE_FAILED)
 		return JOBS_DB_FAILED;
-	if (rc == 1) {
+	if (rc == STORE_NOT_FOUND) {
 		no_job(errors, job_id);
 		return JOBS_REFUSED;
 	}
-	if (cancelled == STORE_JOBS_ENDED) {
+	if (rc == STORE_CONFLICT) {
 		fields_add(errors, "", 409, "finished",
 			   "job %lld is already %s", job_id, state);
 		return JOBS_REFUSED;
@@ -329,9 +328,9 @@ int jobs_rerun(long long *out_id, PGconn *conn, long long job_id,
 	int rc;
 
 	rc = store_jobs_rerun_source(&source, conn, job_id);
-	if (rc < 0)
+	if (rc == STORE_FAILED)
 		return JOBS_DB_FAILED;
-	if (rc == 1) {
+	if (rc == STORE_NOT_FOUND) {
 		no_job(errors, job_id);
 		return JOBS_REFUSED;
 	}
@@ -356,9 +355,9 @@ int jobs_report(char **out, PGconn *conn, long long job_id,
 {
 	int rc = store_jobs_report(out, conn, job_id);
 
-	if (rc < 0)
+	if (rc == STORE_FAILED)
 		return JOBS_DB_FAILED;
-	if (rc == 1) {
+	if (rc == STORE_NOT_FOUND) {
 		no_job(errors, job_id);
 		return JOBS_REFUSED;
 	}

@@ -225,7 +225,7 @@ json_t *jobs_json(PGconn *conn, long long job_id, bool *failed)
 	int rc;
 
 	rc = store_jobs_get(&row, conn, job_id);
-	*failed = rc < 0;
+	*failed = rc == STORE_FAILED;
 	if (rc != 0)
 		return NULL;
 	rc = sched_load(&job, conn, job_id);

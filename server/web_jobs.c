@@ -790,7 +790,7 @@ static json_t *job_context(PGconn *conn, long long job_id,
 	rc = store_jobs_page_info(&info, conn, job_id, range_after,
 				  range_through, culprit);
 	if (rc != 0) {
-		*db_error = rc < 0;
+		*db_error = rc == STORE_FAILED;
 		json_decref(job);
 		return NULL;
 	}

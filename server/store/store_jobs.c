@@ -6,13 +6,7 @@
 #include <string.h>
 
 #include "../db.h"
-
-/* ISO 8601 UTC text of a timestamptz column. */
-#ifndef STORE_TIMESTAMP
-#define STORE_TIMESTAMP(column)                                               \
-	"to_char(" column " AT TIME ZONE 'UTC',"                              \
-	" 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-#endif
+#include "store.h"
 
 /* A double column, NAN when NULL. */
 static double number_or_nan(const PGresult *r, int row, int col)
@@ -44,7 +38,7 @@ int store_jobs_target(struct store_job_target *out, PGconn *conn,
 		    " (SELECT id FROM testcases WHERE name = $2)",
 		    2, params);
 	if (r == NULL)
-		return -1;
+		return STORE_FAILED;
 	if (!db_is_null(r, 0, 0)) {
 		out->repo_found = true;
 		out->repo_id = db_int(r, 0, 0);
@@ -56,7 +50,7 @@ int store_jobs_target(struct store_job_target *out, PGconn *conn,
 	}
 	PQclear(r);
 	if (out->repo_found && out->repo_url == NULL)
-		return -1;
+		return STORE_FAILED;
 	return 0;
 }
 
@@ -109,7 +103,7 @@ int store_jobs_create(long long *out_id, PGconn *conn,
 	    " $10) RETURNING id",
 	    10, params);
 	if (r == NULL)
-		return -1;
+		return STORE_FAILED;
 	*out_id = db_int(r, 0, 0);
 	PQclear(r);
 	id_text(job_text, *out_id);
@@ -130,7 +124,7 @@ int store_jobs_create(long long *out_id, PGconn *conn,
 		    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
 		    7, params);
 		if (r == NULL)
-			return -1;
+			return STORE_FAILED;
 		PQclear(r);
 	}
 	return 0;
@@ -147,12 +141,12 @@ int store_jobs_lock(PGconn *conn, long long job_id, char state[16])
 	r = db_exec(conn, "SELECT state FROM jobs WHERE id = $1 FOR UPDATE", 1,
 		    params);
 	if (r == NULL)
-		return -1;
+		return STORE_FAILED;
 	found = PQntuples(r) == 1;
 	if (found && state != NULL)
 		snprintf(state, 16, "%s", db_text(r, 0, 0));
 	PQclear(r);
-	return found ? 0 : 1;
+	return found ? STORE_OK : STORE_NOT_FOUND;
 }
 
 void store_job_clear(struct store_job *job)
@@ -218,10 +212,10 @@ int store_jobs_get(struct store_job *out, PGconn *conn, long long job_id)
 								      "$1",
 	    1, params);
 	if (r == NULL)
-		return -1;
+		return STORE_FAILED;
 	if (PQntuples(r) != 1) {
 		PQclear(r);
-		return 1;
+		return STORE_NOT_FOUND;
 	}
 	out->result = r;
 	out->id = db_int(r, 0, 0);
@@ -278,10 +272,10 @@ int store_jobs_delivery(struct store_job_delivery *out, PGconn *conn,
 					   " LIMIT 1",
 		    1, params);
 	if (r == NULL)
-		return -1;
+		return STORE_FAILED;
 	if (PQntuples(r) != 1) {
 		PQclear(r);
-		return 1;
+		return STORE_NOT_FOUND;
 	}
 	out->result = r;
 	out->state = db_text(r, 0, 0);
@@ -305,7 +299,7 @@ int store_jobs_builds(long long *out, PGconn *conn, long long job_id)
 		    " FROM tasks WHERE job_id = $1",
 		    1, params);
 	if (r == NULL)
-		return -1;
+		return STORE_FAILED;
 	*out = db_int(r, 0, 0);
 	PQclear(r);
 	return 0;
@@ -326,12 +320,12 @@ int store_jobs_report(char **out, PGconn *conn, long long job_id)
 		    " LIMIT 1",
 		    1, params);
 	if (r == NULL)
-		return -1;
+		return STORE_FAILED;
 	if (PQntuples(r) == 0)
-		rc = 1;
+		rc = STORE_NOT_FOUND;
 	else if (!db_is_null(r, 0, 1) &&
 		 (*out = strdup(db_text(r, 0, 1))) == NULL)
-		rc = -1;
+		rc = STORE_FAILED;
 	PQclear(r);
 	return rc;
 }
@@ -394,13 +388,13 @@ int store_jobs_list(struct store_jobs_page *out, PGconn *conn,
 						     " ORDER BY j.id DESC",
 	    6, params);
 	if (r == NULL)
-		return -1;
+		return STORE_FAILED;
 	out->result = r;
 	out->total = db_int(r, 0, 0);
 	out->rows = calloc((size_t)PQntuples(r) + 1, sizeof(*out->rows));
 	if (out->rows == NULL) {
 		store_jobs_page_clear(out);
-		return -1;
+		return STORE_FAILED;
 	}
 	for (row = 0; row < PQntuples(r); row++) {
 		struct store_jobs_row *j = &out->rows[out->count];
@@ -432,29 +426,27 @@ static int exec_job(PGconn *conn, const char *sql, const char *job_text)
 	PGresult *r = db_exec(conn, sql, 1, params);
 
 	if (r == NULL)
-		return -1;
+		return STORE_FAILED;
 	PQclear(r);
 	return 0;
 }
 
-int store_jobs_cancel(enum store_jobs_cancelled *out, char state[16],
-		      PGconn *conn, long long job_id)
+int store_jobs_cancel(char state[16], PGconn *conn, long long job_id)
 {
 	char job_text[24];
 	int rc;
 
 	id_text(job_text, job_id);
 	if (db_begin(conn) < 0)
-		return -1;
+		return STORE_FAILED;
 	rc = store_jobs_lock(conn, job_id, state);
 	if (rc != 0) {
 		db_rollback(conn);
 		return rc;
 	}
 	if (strcmp(state, "queued") != 0 && strcmp(state, "running") != 0) {
-		*out = STORE_JOBS_ENDED;
 		db_rollback(conn);
-		return 0;
+		return STORE_CONFLICT;
 	}
 	if (exec_job(conn,
 		     "UPDATE jobs SET state = 'cancelled',"
@@ -468,10 +460,9 @@ int store_jobs_cancel(enum store_jobs_cancelled *out, char state[16],
 		     job_text) < 0 ||
 	    db_commit(conn) < 0) {
 		db_rollback(conn);
-		return -1;
+		return STORE_FAILED;
 	}
-	*out = STORE_JOBS_CANCELLED;
-	return 0;
+	return STORE_OK;
 }
 
 void store_job_rerun_clear(struct store_job_rerun *rerun)
@@ -496,10 +487,10 @@ int store_jobs_rerun_source(struct store_job_rerun *out, PGconn *conn,
 		    " WHERE j.id = $1",
 		    1, params);
 	if (r == NULL)
-		return -1;
+		return STORE_FAILED;
 	if (PQntuples(r) != 1) {
 		PQclear(r);
-		return 1;
+		return STORE_NOT_FOUND;
 	}
 	out->result = r;
 	out->repo = db_text(r, 0, 0);
@@ -540,16 +531,16 @@ int store_jobs_runs(struct store_job_runs *out, PGconn *conn, long long job_id)
 				" WHERE j.id = $1 ORDER BY r.id",
 	    1, params);
 	if (r == NULL)
-		return -1;
+		return STORE_FAILED;
 	if (PQntuples(r) == 0) {
 		PQclear(r);
-		return 1;
+		return STORE_NOT_FOUND;
 	}
 	out->result = r;
 	out->runs = calloc((size_t)PQntuples(r), sizeof(*out->runs));
 	if (out->runs == NULL) {
 		store_job_runs_clear(out);
-		return -1;
+		return STORE_FAILED;
 	}
 	for (row = 0; row < PQntuples(r); row++) {
 		struct store_job_run *run = &out->runs[out->count];
@@ -598,10 +589,10 @@ int store_jobs_page_info(struct store_job_page_info *out, PGconn *conn,
 	    " WHERE j.id = $1",
 	    4, params);
 	if (r == NULL)
-		return -1;
+		return STORE_FAILED;
 	if (PQntuples(r) != 1) {
 		PQclear(r);
-		return 1;
+		return STORE_NOT_FOUND;
 	}
 	out->result = r;
 	if (!db_is_null(r, 0, 0) && !db_is_null(r, 0, 1)) {
@@ -650,12 +641,12 @@ int store_jobs_path(struct store_job_path *out, PGconn *conn, long long job_id)
 		    " ORDER BY min(t.id * 64 + p.ord)",
 		    1, params);
 	if (r == NULL)
-		return -1;
+		return STORE_FAILED;
 	out->result = r;
 	out->commits = calloc((size_t)PQntuples(r) + 1, sizeof(*out->commits));
 	if (out->commits == NULL) {
 		store_job_path_clear(out);
-		return -1;
+		return STORE_FAILED;
 	}
 	for (row = 0; row < PQntuples(r); row++) {
 		struct store_path_commit *c = &out->commits[row];

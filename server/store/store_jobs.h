@@ -4,9 +4,10 @@
  * a job (its runs, its report in the outbox, its tasks' plans).
  *
  * Every function runs on the caller's connection (inside the caller's
- * transaction when it has one), takes typed parameters and returns 0, 1
- * where it says ("no such job"), or -1 after logging a database error
- * (db_last_failure() then says whether trying again may help).  Results
+ * transaction when it has one), takes typed parameters and returns
+ * STORE_OK, STORE_NOT_FOUND where it says ("no such job"), or
+ * STORE_FAILED after logging a database error (db_last_failure() then
+ * says whether trying again may help): store.h.  Results
  * come back in structs whose text points into a result that the struct's
  * *_clear function frees; a cleared or zeroed struct may be cleared again.
  * Timestamps are ISO 8601 UTC text; a NULL pointer is an SQL NULL and a
@@ -20,6 +21,7 @@
 #include <stddef.h>
 
 #include "gitrepo.h"
+#include "store.h"
 
 /* The repository and testcase a job request names, by name. */
 struct store_job_target {
@@ -47,7 +49,7 @@ struct store_job_new {
 /*
  * Stores job `job` with its candidates `commits` (count >= 1, oldest
  * first: commits[0] is `good`, the last `bad`) and puts its id into
- * *out_id.  Run inside a transaction: on -1 the caller rolls back.
+ * *out_id.  Run inside a transaction: on STORE_FAILED the caller rolls back.
  */
 int store_jobs_create(long long *out_id, PGconn *conn,
 		      const struct store_job_new *job,
@@ -55,7 +57,7 @@ int store_jobs_create(long long *out_id, PGconn *conn,
 
 /*
  * Locks job `job_id` (SELECT ... FOR UPDATE, inside the caller's
- * transaction) and puts its state into `state` (may be NULL).  Returns 1
+ * transaction) and puts its state into `state` (may be NULL).  STORE_NOT_FOUND
  * when there is no such job.
  */
 int store_jobs_lock(PGconn *conn, long long job_id, char state[16]);
@@ -76,7 +78,7 @@ struct store_job {
 
 void store_job_clear(struct store_job *job);
 
-/* Job `job_id` into *out.  Returns 1 when there is no such job. */
+/* Job `job_id` into *out.  STORE_NOT_FOUND when there is no such job. */
 int store_jobs_get(struct store_job *out, PGconn *conn, long long job_id);
 
 /* The delivery of a job's latest report (its outbox row). */
@@ -90,7 +92,7 @@ struct store_job_delivery {
 
 void store_job_delivery_clear(struct store_job_delivery *delivery);
 
-/* Returns 1 when job `job_id` has no report (yet). */
+/* STORE_NOT_FOUND when job `job_id` has no report (yet). */
 int store_jobs_delivery(struct store_job_delivery *out, PGconn *conn,
 			long long job_id);
 
@@ -100,7 +102,7 @@ int store_jobs_builds(long long *out, PGconn *conn, long long job_id);
 
 /*
  * The latest report message of job `job_id` (RFC 5322 text with CRLF line
- * ends; NULL while the job has none) into *out (malloc'd).  Returns 1
+ * ends; NULL while the job has none) into *out (malloc'd).  STORE_NOT_FOUND
  * when there is no such job.
  */
 int store_jobs_report(char **out, PGconn *conn, long long job_id);
@@ -136,19 +138,13 @@ void store_jobs_page_clear(struct store_jobs_page *page);
 int store_jobs_list(struct store_jobs_page *out, PGconn *conn,
 		    const struct store_jobs_filter *filter);
 
-/* What cancelling a job found. */
-enum store_jobs_cancelled {
-	STORE_JOBS_CANCELLED, /* it was queued or running, and now is not */
-	STORE_JOBS_ENDED,     /* it had ended already: see `state` */
-};
-
 /*
- * Cancels job `job_id` and its open tasks in a transaction of its own.
- * Puts what happened into *out and the job's earlier state into `state`.
- * Returns 1 when there is no such job.
+ * Cancels job `job_id`, queued or running, and its open tasks in a
+ * transaction of its own, and puts its earlier state into `state`.
+ * STORE_NOT_FOUND when there is no such job, STORE_CONFLICT (changing
+ * nothing) when it has ended already.
  */
-int store_jobs_cancel(enum store_jobs_cancelled *out, char state[16],
-		      PGconn *conn, long long job_id);
+int store_jobs_cancel(char state[16], PGconn *conn, long long job_id);
 
 /* What re-running a job asks for again. */
 struct store_job_rerun {
@@ -159,7 +155,7 @@ struct store_job_rerun {
 
 void store_job_rerun_clear(struct store_job_rerun *rerun);
 
-/* Returns 1 when there is no such job. */
+/* STORE_NOT_FOUND when there is no such job. */
 int store_jobs_rerun_source(struct store_job_rerun *out, PGconn *conn,
 			    long long job_id);
 
@@ -178,7 +174,7 @@ struct store_job_runs {
 
 void store_job_runs_clear(struct store_job_runs *runs);
 
-/* The runs of job `job_id`.  Returns 1 when there is no such job. */
+/* The runs of job `job_id`.  STORE_NOT_FOUND when there is no such job. */
 int store_jobs_runs(struct store_job_runs *out, PGconn *conn,
 		    long long job_id);
 
@@ -195,7 +191,7 @@ void store_job_page_info_clear(struct store_job_page_info *info);
 /*
  * For job `job_id`: the indices of candidates `range_after` and
  * `range_through` and the author of `culprit` (each may be NULL).
- * Returns 1 when there is no such job.
+ * STORE_NOT_FOUND when there is no such job.
  */
 int store_jobs_page_info(struct store_job_page_info *out, PGconn *conn,
 			 long long job_id, const char *range_after,
