@@ -17,6 +17,7 @@
 
 #include "buildcache.h"
 #include "client.h"
+#include "contain.h"
 #include "gitrepo.h"
 #include "log.h"
 #include "runner.h"
@@ -261,8 +262,36 @@ static void usage(FILE *out)
 		"           [--name NAME] [--group GROUP] [--poll SECONDS]\n"
 		"           [--build-cache-max SIZE (bytes, or with K, M, G"
 		" or T; 10G)]\n"
+		"           [--containment auto|cgroup|sweep]\n"
 		"environment: STATBISECT_SERVER, STATBISECT_TOKEN,"
-		" STATBISECT_BUILD_CACHE_MAX\n");
+		" STATBISECT_BUILD_CACHE_MAX,\n"
+		"  STATBISECT_CONTAINMENT\n");
+}
+
+/*
+ * Chooses how builds and runs are contained (worker/contain.h) and says
+ * so in the log; -1 when `mode` is unknown or "cgroup" is not to be had.
+ */
+static int containment_start(const char *mode)
+{
+	char *note = NULL, *cause = NULL;
+
+	if (contain_setup(mode, &note, &cause) < 0) {
+		log_error("containment: %s", cause);
+		free(cause);
+		return -1;
+	}
+	if (note != NULL)
+		log_info("containment: sweep of inherited processes (no "
+			 "cgroup: %s)",
+			 note);
+	else
+		log_info("containment: %s",
+			 contain_mode() == CONTAIN_CGROUP
+			     ? "cgroup per build and run"
+			     : "sweep of inherited processes");
+	free(note);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -275,6 +304,7 @@ int main(int argc, char **argv)
 	    {"group", required_argument, NULL, 'g'},
 	    {"poll", required_argument, NULL, 'p'},
 	    {"build-cache-max", required_argument, NULL, 'b'},
+	    {"containment", required_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -283,7 +313,7 @@ int main(int argc, char **argv)
 	char host[256] = "worker", path[128];
 	double poll_s = 1.0;
 	const char *cache_max = getenv("STATBISECT_BUILD_CACHE_MAX");
-	char *cause = NULL;
+	const char *containment = getenv("STATBISECT_CONTAINMENT");
 	int opt;
 
 	w.server = getenv("STATBISECT_SERVER");
@@ -311,6 +341,9 @@ int main(int argc, char **argv)
 			break;
 		case 'b':
 			cache_max = optarg;
+			break;
+		case 'c':
+			containment = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -349,12 +382,10 @@ int main(int argc, char **argv)
 		log_error("cannot use work dir %s", w.work_dir);
 		return 1;
 	}
-	/* Orphans of a benchmark's process group are reaped here, not by
-	 * an init that may be slow to do it (see runner.h). */
-	if (runner_become_subreaper(&cause) < 0) {
-		log_warn("not a subreaper: %s", cause);
-		free(cause);
-	}
+	/* Nothing a build or run starts outlives it, and orphans are
+	 * reaped here, not by an init that may be slow to do it. */
+	if (containment_start(containment) < 0)
+		return 1;
 	if (gitrepo_global_init() < 0 ||
 	    curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		log_error("cannot initialise libgit2 or libcurl");
@@ -393,6 +424,7 @@ int main(int argc, char **argv)
 		json_decref(reply);
 	}
 	log_info("stopping");
+	contain_shutdown();
 	client_free(w.client);
 	curl_global_cleanup();
 	git_libgit2_shutdown();

@@ -1,5 +1,6 @@
 #include "runner.h"
 #include "cause.h"
+#include "contain.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +29,7 @@
 /* What the child reports on the CLOEXEC pipe when it cannot exec. */
 enum child_stage {
 	STAGE_SETPGID = 1,
+	STAGE_CGROUP,
 	STAGE_CHDIR,
 	STAGE_DEVNULL,
 	STAGE_DESCRIPTORS,
@@ -88,7 +90,8 @@ static bool env_same_name(const char *a, const char *b)
  * threaded program must not allocate.  The array points into environ and
  * into `extra`; only the array itself is allocated.
  */
-static int env_build(char ***out, const char *const *extra, char **cause)
+static int env_build(char ***out, const char *const *extra, const char *tag,
+		     char **cause)
 {
 	size_t inherited = 0, added = 0, n = 0, i, j;
 	char **env;
@@ -106,7 +109,7 @@ static int env_build(char ***out, const char *const *extra, char **cause)
 		}
 		added++;
 	}
-	if ((env = calloc(inherited + added + 1, sizeof(*env))) == NULL) {
+	if ((env = calloc(inherited + added + 2, sizeof(*env))) == NULL) {
 		cause_set(cause, "out of memory");
 		return -ENOMEM;
 	}
@@ -124,6 +127,8 @@ static int env_build(char ***out, const char *const *extra, char **cause)
 		if (j == added)
 			env[n++] = (char *)extra[i];
 	}
+	if (tag != NULL)
+		env[n++] = (char *)tag;
 	*out = env;
 	return 0;
 }
@@ -250,7 +255,8 @@ static _Noreturn void child_fail(int report, enum child_stage stage)
  */
 static _Noreturn void child_run(const struct runner_spec *spec,
 				char *const argv[], char *const envp[],
-				int out_w, int err_w, int report, long max_fd)
+				int out_w, int err_w, int report, int cgroup,
+				long max_fd)
 {
 	struct sigaction sa;
 	sigset_t none;
@@ -268,6 +274,9 @@ static _Noreturn void child_run(const struct runner_spec *spec,
 		child_fail(report, STAGE_DESCRIPTORS);
 	if (setpgid(0, 0) != 0)
 		child_fail(report, STAGE_SETPGID);
+	/* Joins the run's cgroup before anything can leave the group. */
+	if (cgroup >= 0 && write(cgroup, "0", 1) != 1)
+		child_fail(report, STAGE_CGROUP);
 	if (spec->cwd != NULL && chdir(spec->cwd) != 0)
 		child_fail(report, STAGE_CHDIR);
 	if ((null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
@@ -310,6 +319,10 @@ static int child_started(int report, const struct runner_spec *spec,
 		break;
 	case STAGE_DEVNULL:
 		cause_set(cause, "cannot open /dev/null: %s",
+			  error_text(e.err, buf, sizeof(buf)));
+		break;
+	case STAGE_CGROUP:
+		cause_set(cause, "cannot join the run's cgroup: %s",
 			  error_text(e.err, buf, sizeof(buf)));
 		break;
 	case STAGE_SETPGID:
@@ -396,8 +409,9 @@ static void result_from_status(struct runner_result *out, int status,
  * enforces the time limit.  The shell is left unreaped: as a zombie it
  * keeps its pid, so the group id cannot be reused while we signal it.
  */
-static void supervise(struct runner_result *out, pid_t pid,
-		      struct stream *streams, double start, double timeout_s)
+static void supervise(struct runner_result *out, struct contain_run *run,
+		      pid_t pid, struct stream *streams, double start,
+		      double timeout_s)
 {
 	double deadline = timeout_s > 0 ? start + timeout_s : INFINITY;
 	double kill_at = INFINITY, drain_until = INFINITY, now, wake;
@@ -418,19 +432,19 @@ static void supervise(struct runner_result *out, pid_t pid,
 			if (now >= drain_until) {
 				if (group_killed)
 					break;
-				kill(-pid, SIGKILL);
+				contain_signal(run, pid, SIGKILL);
 				group_killed = true;
 				drain_until = now + RUNNER_DRAIN_S;
 			}
 			wake = drain_until;
 		} else if (!term_sent && now >= deadline) {
 			out->timed_out = true;
-			kill(-pid, SIGTERM);
-			kill(-pid, SIGCONT);
+			contain_signal(run, pid, SIGTERM);
+			contain_signal(run, pid, SIGCONT);
 			term_sent = true;
 			wake = kill_at = now + RUNNER_TERM_GRACE_S;
 		} else if (term_sent && !group_killed && now >= kill_at) {
-			kill(-pid, SIGKILL);
+			contain_signal(run, pid, SIGKILL);
 			group_killed = true;
 			wake = INFINITY;
 		} else {
@@ -461,7 +475,7 @@ static void supervise(struct runner_result *out, pid_t pid,
 	streams_read_ready(streams, 2);
 	/* Whatever the command left in its group goes now. */
 	if (!group_killed)
-		kill(-pid, SIGKILL);
+		contain_signal(run, pid, SIGKILL);
 	close_fd(&pidfd);
 }
 
@@ -469,6 +483,7 @@ int runner_run(struct runner_result *out, const struct runner_spec *spec,
 	       char **cause)
 {
 	struct stream streams[2] = {{.fd = -1}, {.fd = -1}};
+	struct contain_run *run = NULL;
 	int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
 	int report_pipe[2] = {-1, -1}, status = 0, error, saved_errno;
 	char *argv[4], **envp = NULL, buf[128];
@@ -494,7 +509,8 @@ int runner_run(struct runner_result *out, const struct runner_spec *spec,
 	if (limit == SIZE_MAX)
 		limit--;
 
-	if ((error = env_build(&envp, spec->env, cause)) < 0)
+	if ((error = contain_begin(&run, cause)) < 0 ||
+	    (error = env_build(&envp, spec->env, contain_env(run), cause)) < 0)
 		goto out;
 	if ((error = stream_init(&streams[0], limit)) < 0 ||
 	    (error = stream_init(&streams[1], limit)) < 0) {
@@ -519,11 +535,11 @@ int runner_run(struct runner_result *out, const struct runner_spec *spec,
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &saved);
 	start = now_s();
-	pid = fork();
+	pid = contain_fork(run);
 	saved_errno = errno;
 	if (pid == 0)
 		child_run(spec, argv, envp, out_pipe[1], err_pipe[1],
-			  report_pipe[1], max_fd);
+			  report_pipe[1], contain_procs_fd(run), max_fd);
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	if (pid < 0) {
 		error = -saved_errno;
@@ -548,7 +564,7 @@ int runner_run(struct runner_result *out, const struct runner_spec *spec,
 	out_pipe[0] = err_pipe[0] = -1;
 	fcntl(streams[0].fd, F_SETFL, O_NONBLOCK);
 	fcntl(streams[1].fd, F_SETFL, O_NONBLOCK);
-	supervise(out, pid, streams, start, spec->timeout_s);
+	supervise(out, run, pid, streams, start, spec->timeout_s);
 
 	memset(&ru, 0, sizeof(ru));
 	do
@@ -578,6 +594,7 @@ out:
 		close_fd(&report_pipe[i]);
 	}
 	free(envp);
+	contain_end(run);
 	return error;
 }
 

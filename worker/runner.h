@@ -10,8 +10,9 @@
  * environment (STATBISECT_COMMIT=...), never spliced into the command
  * text, so they are never parsed by the shell.
  *
- * runner_run() may be called from several threads at once: it keeps no
- * global state and installs no signal handler.  It waits for its own child
+ * runner_run() may be called from several threads at once: it installs
+ * no signal handler, and its only global state is contain.c's registry
+ * of runs going on.  It waits for its own child
  * only, so the rest of the program must not reap children it did not start
  * (wait(), waitpid(-1, ...)) and must not set SIGCHLD to SIG_IGN.
  */
@@ -88,9 +89,14 @@ struct runner_result {
  * has exited the runner reads on for at most RUNNER_DRAIN_S while a
  * process it left behind holds the pipes open, then sends SIGKILL to what
  * remains of the group in every case, so nothing the command started in
- * its group outlives the call; a process that moved to another group or
- * session (setsid) escapes.  The runner then reaps the group members that
- * are its own children (see runner_become_subreaper()).  With a time
+ * its group outlives the call.  Once the worker has chosen a containment
+ * (contain_setup(), worker/contain.h), neither does a process that moved
+ * to another group or session (setsid): each run is in a cgroup of its
+ * own that is killed with the group, or the descendants the worker
+ * inherited as a subreaper and the processes carrying the run's tag are
+ * swept; without it such a process escapes.  The runner then reaps the
+ * group members that are its own children (see
+ * runner_become_subreaper()).  With a time
  * limit it returns within timeout_s + RUNNER_TERM_GRACE_S +
  * 2 * RUNNER_DRAIN_S plus a moment, whatever the command does (short of a
  * process stuck in the kernel, which even SIGKILL cannot end).

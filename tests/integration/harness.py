@@ -232,11 +232,13 @@ class Service:
     def psql(self, sql):
         return self.cluster.psql(sql, self.conninfo)
 
-    def start_worker(self, name="box-1"):
+    def start_worker(self, name="box-1", env=None):
+        """Starts a worker; `env` adds to (or overrides) the environment."""
         return self._spawn([os.path.join(ROOT, "bin/statbisect-worker"), "--server", self.url,
                             "--token", self.worker_token, "--work-dir",
                             os.path.join(self.root, self.name + "-" + name),
-                            "--name", name], self.name + "-worker.log")
+                            "--name", name], self.name + "-worker.log",
+                           dict(os.environ, **env) if env else None)
 
     def log(self, which):
         with open(os.path.join(self.root, "%s-%s.log" % (self.name, which))) as f:
