@@ -6,6 +6,8 @@
 #ifndef STATBISECT_URL_H
 #define STATBISECT_URL_H
 
+#include <stddef.h>
+
 /*
  * Sets *out to a malloc'd copy of `url` in which nothing of a password is
  * left; the caller frees it.
@@ -24,5 +26,14 @@
  * NULL).
  */
 int url_redact(char **out, const char *url);
+
+/*
+ * Decodes the %XX escapes of `text` (NUL-terminated) in place, as a
+ * request path or query value is decoded, except "%00": a NUL would cut
+ * the text short and make "/jobs/1%00x" name job 1, so it stays as the
+ * three characters "%00" and names nothing.  '+' is left alone, and so
+ * is a '%' not followed by two hex digits.  Returns the new length.
+ */
+size_t url_unescape(char *text);
 
 #endif

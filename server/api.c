@@ -168,6 +168,7 @@ void api_repos_create(struct http_response *res, struct http_request *req)
 	const char *name, *url, *web_url, *params[3], *state;
 	json_t *body = http_json_body(res, req);
 	git_repository *repo = NULL;
+	struct mirrorlock *held;
 	char *err = NULL;
 	char path[4096];
 	PGresult *r;
@@ -210,15 +211,15 @@ void api_repos_create(struct http_response *res, struct http_request *req)
 	}
 	PQclear(r);
 	mirror_path(path, sizeof(path), name);
-	mirror_lock();
+	held = mirror_lock(name);
 	if (gitrepo_mirror(&repo, path, url, &err) < 0) {
-		mirror_unlock();
+		mirror_unlock(held);
 		http_error(res, 422, "unreachable_repo",
 			   "cannot mirror '%s': %s", url, err);
 		goto out;
 	}
 	git_repository_free(repo);
-	mirror_unlock();
+	mirror_unlock(held);
 	params[1] = url;
 	params[2] = web_url;
 	r = db_exec_state(db_conn(),

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -12,6 +13,14 @@ struct connlimit_address {
 	unsigned char bytes[16];
 	unsigned char length; /* 4 or 16; 0: a free slot */
 	unsigned count;
+};
+
+/* What the server knows of one connection (its socket context). */
+struct connection_ctx {
+	struct sockaddr_storage address;
+	bool has_address;
+	/* Past the soft limits: answered 503 and closed. */
+	bool over_limit;
 };
 
 struct connlimit {
@@ -173,4 +182,47 @@ unsigned connlimit_fit_descriptors(unsigned wanted)
 	room =
 	    nofile.rlim_cur > 64 + 8 ? (nofile.rlim_cur - 64 - 8) * 4 / 5 : 0;
 	return room < 8 ? 8 : (unsigned)room;
+}
+
+void connlimit_notify(void *cls, struct MHD_Connection *connection,
+		      void **socket_context,
+		      enum MHD_ConnectionNotificationCode code)
+{
+	struct connlimit *limits = cls;
+	struct connection_ctx *ctx = *socket_context;
+	const union MHD_ConnectionInfo *info;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
+			return;
+		info = MHD_get_connection_info(
+		    connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+		if (info != NULL && info->client_addr != NULL) {
+			memcpy(&ctx->address, info->client_addr,
+			       info->client_addr->sa_family == AF_INET6
+				   ? sizeof(struct sockaddr_in6)
+				   : sizeof(struct sockaddr_in));
+			ctx->has_address = true;
+		}
+		ctx->over_limit = !connlimit_enter(
+		    limits, ctx->has_address ? (struct sockaddr *)&ctx->address
+					     : NULL);
+		*socket_context = ctx;
+	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && ctx != NULL) {
+		connlimit_leave(limits, ctx->has_address
+					    ? (struct sockaddr *)&ctx->address
+					    : NULL);
+		free(ctx);
+		*socket_context = NULL;
+	}
+}
+
+bool connlimit_connection_over(struct MHD_Connection *connection)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(
+	    connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	const struct connection_ctx *ctx =
+	    info != NULL ? info->socket_context : NULL;
+
+	return ctx != NULL && ctx->over_limit;
 }

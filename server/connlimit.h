@@ -12,6 +12,7 @@
 #ifndef STATBISECT_CONNLIMIT_H
 #define STATBISECT_CONNLIMIT_H
 
+#include <microhttpd.h>
 #include <stdbool.h>
 #include <sys/socket.h>
 
@@ -51,5 +52,17 @@ unsigned connlimit_count(struct connlimit *limits,
  * first.  At least 8.
  */
 unsigned connlimit_fit_descriptors(unsigned wanted);
+
+/*
+ * libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION callback, with `cls` the
+ * struct connlimit: counts each connection as it opens and closes, and
+ * remembers in its socket context whether it was past the limits.
+ */
+void connlimit_notify(void *cls, struct MHD_Connection *connection,
+		      void **socket_context,
+		      enum MHD_ConnectionNotificationCode code);
+
+/* Whether `connection` (counted by connlimit_notify) is past the limits. */
+bool connlimit_connection_over(struct MHD_Connection *connection);
 
 #endif

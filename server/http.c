@@ -8,26 +8,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "connlimit.h"
 #include "db.h"
 #include "id.h"
 #include "log.h"
 #include "secret.h"
+#include "url.h"
 
 struct http_server {
 	struct MHD_Daemon *daemon;
 	const struct http_route *routes;
 	const char *admin_token;
 	struct connlimit *connections;
-};
-
-/* What the server knows of one connection (its socket context). */
-struct connection_ctx {
-	struct sockaddr_storage address;
-	bool has_address;
-	/* Past the soft limits: answered 503 and closed. */
-	bool over_limit;
 };
 
 /* Per-request state kept by libmicrohttpd between calls. */
@@ -492,16 +486,6 @@ static enum MHD_Result send_response(struct MHD_Connection *connection,
 	return ret;
 }
 
-static bool connection_over_limit(struct MHD_Connection *connection)
-{
-	const union MHD_ConnectionInfo *info = MHD_get_connection_info(
-	    connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-	const struct connection_ctx *ctx =
-	    info != NULL ? info->socket_context : NULL;
-
-	return ctx != NULL && ctx->over_limit;
-}
-
 /* The answer past the connection limits; the connection is then closed. */
 static enum MHD_Result send_too_many(struct MHD_Connection *connection)
 {
@@ -519,40 +503,47 @@ static enum MHD_Result send_too_many(struct MHD_Connection *connection)
 	return send_response(connection, &res);
 }
 
-/* Counts connections as libmicrohttpd opens and closes them. */
-static void on_connection(void *cls, struct MHD_Connection *connection,
-			  void **socket_context,
-			  enum MHD_ConnectionNotificationCode code)
+/*
+ * Whether the request waits for "100 Continue" (Expect: 100-continue)
+ * before sending a body larger than the server takes: it is answered 413
+ * at once and sends nothing.  A client that sends its body without
+ * waiting is answered once it has sent it (read and dropped), since one
+ * that is still sending would not read an early answer.
+ */
+static bool declared_too_large(struct MHD_Connection *connection)
 {
-	struct http_server *server = cls;
-	struct connection_ctx *ctx = *socket_context;
-	const union MHD_ConnectionInfo *info;
+	const char *length = MHD_lookup_connection_value(
+	    connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *expect = MHD_lookup_connection_value(
+	    connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+	unsigned long long value;
+	char *end;
 
-	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
-			return;
-		info = MHD_get_connection_info(
-		    connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-		if (info != NULL && info->client_addr != NULL) {
-			memcpy(&ctx->address, info->client_addr,
-			       info->client_addr->sa_family == AF_INET6
-				   ? sizeof(struct sockaddr_in6)
-				   : sizeof(struct sockaddr_in));
-			ctx->has_address = true;
-		}
-		ctx->over_limit = !connlimit_enter(
-		    server->connections, ctx->has_address
-					     ? (struct sockaddr *)&ctx->address
-					     : NULL);
-		*socket_context = ctx;
-	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && ctx != NULL) {
-		connlimit_leave(server->connections,
-				ctx->has_address
-				    ? (struct sockaddr *)&ctx->address
-				    : NULL);
-		free(ctx);
-		*socket_context = NULL;
-	}
+	if (length == NULL || expect == NULL ||
+	    strcasecmp(expect, "100-continue") != 0)
+		return false;
+	errno = 0;
+	value = strtoull(length, &end, 10);
+	return end != length && (errno == ERANGE || value > HTTP_MAX_BODY);
+}
+
+static enum MHD_Result send_too_large(struct MHD_Connection *connection)
+{
+	struct http_response res = {0};
+
+	http_error(&res, 413, "too_large",
+		   "the request body is larger than %u bytes", HTTP_MAX_BODY);
+	http_add_header(&res, "Connection", "close");
+	return send_response(connection, &res);
+}
+
+/* The path and query values decoded, but "%00" kept (lib/url.h). */
+static size_t unescape(void *cls, struct MHD_Connection *connection,
+		       char *text)
+{
+	(void)cls;
+	(void)connection;
+	return url_unescape(text);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
@@ -567,8 +558,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 
 	(void)version;
 	if (ctx == NULL) {
-		if (connection_over_limit(connection))
+		if (connlimit_connection_over(connection))
 			return send_too_many(connection);
+		if (declared_too_large(connection))
+			return send_too_large(connection);
 		ctx = calloc(1, sizeof(*ctx));
 		if (ctx == NULL)
 			return MHD_NO;
@@ -674,7 +667,8 @@ struct http_server *http_start(const char *host, unsigned port,
 	    MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 	    set.connections_per_address_max +
 		set.connections_per_address_max / 4 + 8,
-	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, server,
+	    MHD_OPTION_NOTIFY_CONNECTION, connlimit_notify,
+	    server->connections, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, server, MHD_OPTION_END);
 	if (server->daemon == NULL) {
 		log_error("cannot listen on %s:%u", host, port);

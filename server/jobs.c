@@ -181,13 +181,14 @@ static void candidates(struct gitrepo_commit **commits, size_t *count,
 		       const char *repo_url, struct field_errors *errors)
 {
 	git_repository *repo = NULL;
+	struct mirrorlock *held;
 	git_oid good, bad;
 	bool good_ok, bad_ok;
 	char *err = NULL;
 
 	*commits = NULL;
 	*count = 0;
-	mirror_lock();
+	held = mirror_lock(request->repo);
 	if (mirror_fetch(&repo, request->repo, repo_url, &err) < 0) {
 		fields_add(errors, "", 503, "mirror_unavailable",
 			   "repository '%s' cannot be read: %s", request->repo,
@@ -208,7 +209,7 @@ static void candidates(struct gitrepo_commit **commits, size_t *count,
 	}
 out:
 	git_repository_free(repo);
-	mirror_unlock();
+	mirror_unlock(held);
 	free(err);
 }
 

@@ -5,18 +5,17 @@
 #include <stdlib.h>
 
 #include "log.h"
+#include "mirrorlock.h"
 #include "server.h"
 
-static pthread_mutex_t mirror_mutex = PTHREAD_MUTEX_INITIALIZER;
-
-void mirror_lock(void)
+struct mirrorlock *mirror_lock(const char *repo_name)
 {
-	pthread_mutex_lock(&mirror_mutex);
+	return mirrorlock_acquire(repo_name);
 }
 
-void mirror_unlock(void)
+void mirror_unlock(struct mirrorlock *held)
 {
-	pthread_mutex_unlock(&mirror_mutex);
+	mirrorlock_release(held);
 }
 
 void mirror_path(char *buf, size_t size, const char *repo_name)

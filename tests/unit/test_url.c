@@ -121,6 +121,31 @@ static void test_url__bad_arguments(void **state)
 	assert_int_equal(url_redact(NULL, "https://host"), -EINVAL);
 }
 
+static void test_url__unescape_keeps_encoded_nul(void **state)
+{
+	static const char *const cases[][2] = {
+	    {"/api/v1/jobs/1", "/api/v1/jobs/1"},
+	    {"/a%20b%2Fc", "/a b/c"},
+	    {"/jobs/1%00", "/jobs/1%00"},
+	    {"/jobs/1%00x%41", "/jobs/1%00xA"},
+	    {"%2500", "%00"},
+	    {"%", "%"},
+	    {"%4", "%4"},
+	    {"%zz%4g", "%zz%4g"},
+	    {"a+b", "a+b"},
+	    {"%e2%82%ac", "\xe2\x82\xac"},
+	    {"", ""},
+	};
+	char text[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "%s", cases[i][0]);
+		assert_int_equal(url_unescape(text), strlen(cases[i][1]));
+		assert_string_equal(text, cases[i][1]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -129,6 +154,7 @@ int main(void)
 	    cmocka_unit_test(test_url__no_password_unchanged),
 	    cmocka_unit_test(test_url__scp_like_and_paths),
 	    cmocka_unit_test(test_url__bad_arguments),
+	    cmocka_unit_test(test_url__unescape_keeps_encoded_nul),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
