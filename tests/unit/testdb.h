@@ -44,7 +44,7 @@ static int testdb_run(char *out, size_t size, const char *command)
 
 static int testdb_setup(void **state)
 {
-	char exe[PATH_MAX], command[3 * PATH_MAX], sql[PATH_MAX + 8];
+	char exe[PATH_MAX], command[4 * PATH_MAX], sql[PATH_MAX + 8];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	PGconn *conn;
 
@@ -80,7 +80,7 @@ static int testdb_setup(void **state)
 
 static int testdb_teardown(void **state)
 {
-	char command[3 * PATH_MAX];
+	char command[4 * PATH_MAX];
 
 	(void)state;
 	db_disconnect();
@@ -91,7 +91,7 @@ static int testdb_teardown(void **state)
 }
 
 /* Runs `sql` without parameters; fails the test when it fails. */
-static void testdb_exec(const char *sql)
+static inline void testdb_exec(const char *sql)
 {
 	PGresult *r = db_exec(db_conn(), sql, 0, NULL);
 
