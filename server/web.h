@@ -106,17 +106,26 @@ const char *web_api_code(json_t *answer);
 void web_age(char *buf, size_t size, const char *iso);
 
 /* web_jobs.c */
+
+/* The registered repositories' (or testcases') names as a select's
+ * options: [{"name", "selected"}], `selected` marked (new reference). */
+json_t *web_jobs_names(bool testcases, const char *selected);
+
 void web_dashboard(struct http_response *res, struct http_request *req);
-void web_job_new(struct http_response *res, struct http_request *req);
-void web_job_submit(struct http_response *res, struct http_request *req);
-void web_job_page(struct http_response *res, struct http_request *req);
-void web_job_live(struct http_response *res, struct http_request *req);
 void web_job_report(struct http_response *res, struct http_request *req);
-void web_commit_log(struct http_response *res, struct http_request *req);
 void web_job_runs_csv(struct http_response *res, struct http_request *req);
 void web_job_runs_json(struct http_response *res, struct http_request *req);
 void web_job_cancel(struct http_response *res, struct http_request *req);
 void web_job_rerun(struct http_response *res, struct http_request *req);
+
+/* web_job_form.c */
+void web_job_new(struct http_response *res, struct http_request *req);
+void web_job_submit(struct http_response *res, struct http_request *req);
+
+/* web_job_page.c */
+void web_job_page(struct http_response *res, struct http_request *req);
+void web_job_live(struct http_response *res, struct http_request *req);
+void web_commit_log(struct http_response *res, struct http_request *req);
 
 /* web_admin.c */
 void web_admin_repos(struct http_response *res, struct http_request *req);

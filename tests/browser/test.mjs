@@ -94,34 +94,40 @@ try {
 		skipRest = true;
 	}
 
-	await step('a bad revision is refused next to its field', async () => {
+	await step('a bad revision and a bad address are refused at once, next to their fields', async () => {
 		await page.getByRole('link', { name: 'New job' }).first().click();
 		await page.getByLabel('Repository').selectOption(env.SB_REPO);
 		await page.getByLabel('Testcase').selectOption(env.SB_TESTCASE);
 		await page.getByLabel('Good revision').fill('v0.0-does-not-exist');
 		await page.getByLabel('Bad revision').fill('main');
-		await page.getByLabel(/^Notify/).fill('dev@example.org');
+		await page.getByLabel(/^Notify/).fill('dev@example.org, bob@');
 		await page.getByRole('button', { name: 'Start bisecting' }).click();
 		const error = page.locator('#good-error');
 		await error.waitFor();
 		const text = await error.textContent();
-		expect(text === `revision 'v0.0-does-not-exist' not found in repository '${env.SB_REPO}'`,
+		expect(text === `Good revision 'v0.0-does-not-exist' names no commit in repository '${env.SB_REPO}'.`,
 			`error text: ${text}`);
+		const notifyError = await page.locator('#notify-error').textContent();
+		expect(notifyError === "'bob@' is not an email address: write each as name@example.org, separated by commas.",
+			`notify error text: ${notifyError}`);
 		expect(await page.getByLabel('Good revision').inputValue() === 'v0.0-does-not-exist',
 			'good value kept');
 		expect(await page.getByLabel('Bad revision').inputValue() === 'main',
 			'bad value kept');
-		expect(await page.getByLabel(/^Notify/).inputValue() === 'dev@example.org',
+		expect(await page.getByLabel(/^Notify/).inputValue() === 'dev@example.org, bob@',
 			'notify kept');
 		expect(await page.getByLabel('Repository').inputValue() === env.SB_REPO,
 			'repository kept');
 		expect(await page.getByLabel('Good revision').getAttribute('aria-invalid') === 'true',
 			'field marked invalid');
+		expect(await page.getByLabel(/^Notify/).getAttribute('aria-invalid') === 'true',
+			'notify marked invalid');
 		await shoot(page, 'form-error');
 	});
 
 	await step('submit the form for a real range', async () => {
 		await page.getByLabel('Good revision').fill(env.SB_GOOD);
+		await page.getByLabel(/^Notify/).fill('dev@example.org');
 		await page.getByRole('button', { name: 'Start bisecting' }).click();
 		await page.waitForURL(/\/jobs\/\d+$/);
 		jobId = Number(new URL(page.url()).pathname.split('/').pop());

@@ -289,7 +289,8 @@ def web_form_errors_are_shown_next_to_the_field_with_values_kept(env):
 
     status, _, page = b.post("/jobs/new", dict(base, good="v9.9-missing"))
     eq(status, 422, "unknown good revision")
-    eq(error_of(page, "good"), "revision 'v9.9-missing' not found in repository 'web-hostile'",
+    eq(error_of(page, "good"),
+       "Good revision 'v9.9-missing' names no commit in repository 'web-hostile'.",
        "error next to good")
     eq(error_of(page, "bad"), None, "no error next to bad")
     eq(field(page, "good"), "v9.9-missing", "good kept")
@@ -303,7 +304,8 @@ def web_form_errors_are_shown_next_to_the_field_with_values_kept(env):
 
     status, _, page = b.post("/jobs/new", dict(base, bad="no-such-branch"))
     eq((status, error_of(page, "bad"), error_of(page, "good")),
-       (422, "revision 'no-such-branch' not found in repository 'web-hostile'", None),
+       (422, "Bad revision 'no-such-branch' names no commit in repository 'web-hostile'.",
+        None),
        "unknown bad revision")
 
     status, _, page = b.post("/jobs/new", dict(base, good=shas[-1], bad=shas[0]))
@@ -313,8 +315,8 @@ def web_form_errors_are_shown_next_to_the_field_with_values_kept(env):
 
     status, _, page = b.post("/jobs/new", dict(base, notify="dev@example.org, not an address"))
     eq(status, 400, "bad email")
-    eq(error_of(page, "notify"), "'notify' entry 1 is not a plain email address (local@domain)",
-       "error next to notify")
+    eq(error_of(page, "notify"), "'not', 'an' and 'address' are not email addresses: "
+       "write each as name@example.org, separated by commas.", "error next to notify")
     eq(field(page, "notify"), "dev@example.org, not an address", "notify kept")
 
     status, _, page = b.post("/jobs/new", dict(base, repo="", good="  ", runs_min="1",
@@ -322,8 +324,10 @@ def web_form_errors_are_shown_next_to_the_field_with_values_kept(env):
     eq(status, 400, "empty fields")
     eq((error_of(page, "repo"), error_of(page, "good")),
        ("This is required.", "This is required."), "required fields")
-    check("from 2 to 10000" in error_of(page, "runs_min"), "runs_min range")
-    check("from 2 to 10000" in error_of(page, "runs_max"), "runs_max range")
+    eq(error_of(page, "runs_min"), "'1' is not a whole number from 2 to 1000: give one, "
+       "or leave it empty for the testcase's default.", "runs_min range")
+    eq(error_of(page, "runs_max"), "'x' is not a whole number from 2 to 10000: give one, "
+       "or leave it empty for the testcase's default.", "runs_max range")
     eq(field(page, "runs_min"), "1", "runs_min kept")
 
     status, _, page = b.post("/jobs/new", dict(base, runs_min="9", runs_max="3"))
@@ -331,7 +335,7 @@ def web_form_errors_are_shown_next_to_the_field_with_values_kept(env):
        (400, "The most runs cannot be below the fewest."), "runs_max below runs_min")
 
     status, _, page = b.post("/jobs/new", dict(base, repo="nope"))
-    eq((status, error_of(page, "repo")), (404, "repository 'nope' is not registered"),
+    eq((status, error_of(page, "repo")), (404, "Repository 'nope' is not registered."),
        "unknown repository")
 
     # A hostile value comes back escaped inside the value attribute.
@@ -342,6 +346,50 @@ def web_form_errors_are_shown_next_to_the_field_with_values_kept(env):
     check('value="&quot;&gt;&lt;script&gt;alert(2)&lt;/script&gt;"' in page,
           "hostile value escaped in the attribute")
     eq(field(page, "good"), evil, "hostile value kept exactly")
+    eq(jobs_count(env), before, "no job was created by refused forms")
+
+
+@test
+def web_form_shows_every_error_at_once_in_the_forms_words(env):
+    """Issue 15: three mistakes take one submission, not three.  Each error
+    stands next to its field in the form's words (no 'notify' entry 1, no
+    field 'runs_max'), quotes the value at fault, and what was typed stays."""
+    svc = env.svc
+    repo, shas = web_repo(env)
+    b = Browser(svc.url).sign_in(svc.submit_token)
+    b.get("/jobs/new")
+    before = jobs_count(env)
+    sent = {"csrf": b.csrf, "repo": "web-hostile", "testcase": "web-hostile-tc",
+            "good": "v9.9-missing", "bad": shas[-1],
+            "notify": "dev@example.org, bob@, <x>", "runs_min": "1", "runs_max": "x"}
+    status, _, page = b.post("/jobs/new", sent)
+    eq(status, 400, "refused")
+    eq(error_of(page, "good"),
+       "Good revision 'v9.9-missing' names no commit in repository 'web-hostile'.",
+       "revision error, quoting it")
+    eq(error_of(page, "notify"), "'bob@' and '<x>' are not email addresses: "
+       "write each as name@example.org, separated by commas.", "both bad addresses quoted")
+    eq(error_of(page, "runs_min"), "'1' is not a whole number from 2 to 1000: give one, "
+       "or leave it empty for the testcase's default.", "runs_min error")
+    eq(error_of(page, "runs_max"), "'x' is not a whole number from 2 to 10000: give one, "
+       "or leave it empty for the testcase's default.", "runs_max error")
+    eq((error_of(page, "bad"), error_of(page, "repo"), error_of(page, "testcase")),
+       (None, None, None), "no error on the good fields")
+    check("entry 1" not in page and "field '" not in page and "(local@domain)" not in page,
+          "no API words on the page")
+    for name in ("good", "bad", "notify", "runs_min", "runs_max"):
+        eq(field(page, name), sent[name], "%s kept" % name)
+    check('<option value="web-hostile" selected>' in page, "repository kept")
+
+    status, _, page = b.post("/jobs/new", dict(sent, repo="nope", testcase="nada", good=shas[0],
+                                               bad="", notify="", runs_min="9",
+                                               runs_max="3"))
+    eq(status, 400, "refused again")
+    eq((error_of(page, "repo"), error_of(page, "testcase"), error_of(page, "bad"),
+        error_of(page, "runs_max"), error_of(page, "good")),
+       ("Repository 'nope' is not registered.", "Testcase 'nada' is not registered.",
+        "This is required.", "The most runs cannot be below the fewest.", None),
+       "repository, testcase, bad and runs at once")
     eq(jobs_count(env), before, "no job was created by refused forms")
 
 

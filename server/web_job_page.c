@@ -1,0 +1,658 @@
+/*
+ * The job page of the web UI: the job with its live part, the bisection
+ * path, the plots of its runs and its report, and the log of one commit.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commitlog.h"
+#include "db.h"
+#include "id.h"
+#include "jobs.h"
+#include "server.h"
+#include "strbuf.h"
+#include "svgplot.h"
+#include "web.h"
+
+/* A JSON string of malloc'd `text`, which it frees. */
+static json_t *string_take(char *text)
+{
+	json_t *v = text != NULL ? json_string(text) : json_null();
+
+	free(text);
+	return v;
+}
+
+/*
+ * The job's change as every view shows it (as the CLI does): one decimal,
+ * with its 95% interval when there is one.
+ */
+static void web_jobs_change(char *buf, size_t size, json_t *job)
+{
+	json_t *ci = json_object_get(job, "change_ci95");
+	int n =
+	    snprintf(buf, size, "%+.1f%%",
+		     json_number_value(json_object_get(job, "change_pct")));
+
+	if (n > 0 && (size_t)n < size && json_is_array(ci) &&
+	    json_is_number(json_array_get(ci, 0)) &&
+	    json_is_number(json_array_get(ci, 1)))
+		snprintf(buf + n, size - (size_t)n,
+			 " (95%% CI %+.1f%% to %+.1f%%)",
+			 json_number_value(json_array_get(ci, 0)),
+			 json_number_value(json_array_get(ci, 1)));
+}
+
+/* The repository's commit link for `sha`, when its template is http(s). */
+static json_t *commit_link(const char *web_url, const char *sha)
+{
+	struct strbuf b = STRBUF_INIT;
+	const char *at;
+	char *out;
+
+	if (web_url == NULL || sha == NULL ||
+	    (strncmp(web_url, "https://", 8) != 0 &&
+	     strncmp(web_url, "http://", 7) != 0) ||
+	    (at = strstr(web_url, "{sha}")) == NULL)
+		return json_null();
+	strbuf_appendn(&b, web_url, (size_t)(at - web_url));
+	strbuf_append(&b, sha);
+	strbuf_append(&b, at + 5);
+	if (strbuf_finish(&out, NULL, &b) < 0)
+		return json_null();
+	return string_take(out);
+}
+
+static json_t *short_sha(const char *sha)
+{
+	return sha != NULL
+		   ? json_stringn(sha, strlen(sha) < 12 ? strlen(sha) : 12)
+		   : json_null();
+}
+
+static enum svgplot_class plot_class(const char *name)
+{
+	if (name == NULL)
+		return SVGPLOT_UNDECIDED;
+	if (strcmp(name, "good") == 0)
+		return SVGPLOT_GOOD;
+	if (strcmp(name, "bad") == 0)
+		return SVGPLOT_BAD;
+	if (strcmp(name, "skipped") == 0)
+		return SVGPLOT_SKIPPED;
+	return SVGPLOT_UNDECIDED;
+}
+
+/*
+ * Every run of a tested commit, search and confirmation runs together: the
+ * runs the report and the change estimate count, so the plots and the
+ * path count them too.  A new reference (an empty array for NULL).
+ */
+static json_t *all_runs(json_t *commit)
+{
+	json_t *out = json_array();
+
+	json_array_extend(out, json_object_get(commit, "runs"));
+	json_array_extend(out, json_object_get(commit, "confirm_runs"));
+	return out;
+}
+
+/* The tested commits of a job as plot input; values point into a block
+ * that *storage receives (free it). */
+static struct svgplot_commit *plot_commits(json_t *commits, double **storage,
+					   char (**labels)[13])
+{
+	size_t n = json_array_size(commits), total = 0, i, k, used = 0;
+	struct svgplot_commit *out;
+	json_t *c, *v;
+
+	json_array_foreach(commits, i, c)
+	{
+		total += json_array_size(json_object_get(c, "runs")) +
+			 json_array_size(json_object_get(c, "confirm_runs"));
+	}
+	out = calloc(n + 1, sizeof(*out));
+	*storage = calloc(total + 1, sizeof(**storage));
+	*labels = calloc(n + 1, sizeof(**labels));
+	if (out == NULL || *storage == NULL || *labels == NULL) {
+		free(out);
+		free(*storage);
+		free(*labels);
+		*storage = NULL;
+		*labels = NULL;
+		return NULL;
+	}
+	json_array_foreach(commits, i, c)
+	{
+		json_t *runs = all_runs(c);
+		const char *sha =
+		    json_string_value(json_object_get(c, "commit"));
+
+		snprintf((*labels)[i], sizeof((*labels)[i]), "%.12s",
+			 sha != NULL ? sha : "");
+		out[i].index =
+		    (size_t)json_integer_value(json_object_get(c, "index"));
+		out[i].label = (*labels)[i];
+		out[i].title =
+		    json_string_value(json_object_get(c, "subject"));
+		out[i].values = *storage + used;
+		out[i].cls = plot_class(
+		    json_string_value(json_object_get(c, "classification")));
+		json_array_foreach(runs, k, v)
+		{
+			(*storage)[used++] = json_number_value(v);
+		}
+		out[i].count = json_array_size(runs);
+		json_decref(runs);
+	}
+	return out;
+}
+
+/* The index of the tested commit `sha` in `commits`, or -1. */
+static long find_commit(json_t *commits, const char *sha)
+{
+	json_t *c;
+	size_t i;
+
+	if (sha == NULL)
+		return -1;
+	json_array_foreach(commits, i, c)
+	{
+		const char *s =
+		    json_string_value(json_object_get(c, "commit"));
+
+		if (s != NULL && strcmp(s, sha) == 0)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* Adds "plot_range" and "plot_pair" (SVG text) to `ctx`. */
+static void add_plots(json_t *ctx, json_t *job, long range_lo, long range_hi)
+{
+	json_t *commits = json_object_get(job, "commits");
+	const char *culprit =
+	    json_string_value(json_object_get(job, "culprit"));
+	const char *parent = json_string_value(json_object_get(job, "parent"));
+	const char *kpi = json_string_value(json_object_get(job, "kpi"));
+	struct svgplot_range range = {0};
+	struct svgplot_commit *list;
+	char(*labels)[13] = NULL, title[256];
+	double *storage = NULL;
+	char *svg = NULL;
+	long ci, pi;
+
+	list = plot_commits(commits, &storage, &labels);
+	if (list == NULL)
+		return;
+	ci = find_commit(commits, culprit);
+	pi = find_commit(commits, parent);
+	range.candidates =
+	    (size_t)json_integer_value(json_object_get(job, "candidates"));
+	range.commits = list;
+	range.count = json_array_size(commits);
+	range.culprit = ci >= 0 ? (long)list[ci].index : -1;
+	range.range_lo = range_lo;
+	range.range_hi = range_hi;
+	range.kpi = kpi;
+	snprintf(title, sizeof(title),
+		 "Runs of the %zu tested commits of job %lld along the range "
+		 "of %zu commits",
+		 range.count,
+		 (long long)json_integer_value(json_object_get(job, "id")),
+		 range.candidates);
+	range.title = title;
+	if (range.candidates >= 1 && svgplot_render_range(&svg, &range) == 0)
+		json_object_set_new(ctx, "plot_range", string_take(svg));
+	if (ci >= 0 && pi >= 0) {
+		struct svgplot_pair pair = {&list[pi], &list[ci], kpi, NULL};
+
+		snprintf(title, sizeof(title),
+			 "Runs of the parent %.12s and of the culprit %.12s",
+			 parent, culprit);
+		pair.title = title;
+		if (svgplot_render_pair(&svg, &pair) == 0)
+			json_object_set_new(ctx, "plot_pair",
+					    string_take(svg));
+	}
+	free(list);
+	free(storage);
+	free(labels);
+}
+
+static double median_of(json_t *runs)
+{
+	struct svgplot_summary s;
+	size_t n = json_array_size(runs), i;
+	double *values = calloc(n + 1, sizeof(*values));
+	json_t *v;
+
+	if (values == NULL)
+		return NAN;
+	json_array_foreach(runs, i, v)
+	{
+		values[i] = json_number_value(v);
+	}
+	if (svgplot_summarize(&s, values, n) < 0 || s.n == 0)
+		s.median = NAN;
+	free(values);
+	return s.median;
+}
+
+/* What happened to a tested commit, in words for the page, from the
+ * "outcome" of its entry in the job JSON; NULL when none was reported. */
+static json_t *outcome_label(json_t *outcome)
+{
+	const char *status =
+	    json_string_value(json_object_get(outcome, "status"));
+	json_t *names = json_object_get(outcome, "metrics_seen"), *v;
+	json_t *signal = json_object_get(outcome, "signal");
+	struct strbuf b = STRBUF_INIT;
+	char *text;
+	size_t i;
+
+	if (status == NULL)
+		return json_null();
+	if (strcmp(status, "build_failed") == 0) {
+		strbuf_append(&b, "build failed");
+	} else if (strcmp(status, "crashed") == 0) {
+		if (json_integer_value(signal) > 0)
+			strbuf_printf(&b, "run crashed (signal %lld)",
+				      (long long)json_integer_value(signal));
+		else
+			strbuf_printf(
+			    &b, "run crashed (exit status %lld)",
+			    (long long)json_integer_value(
+				json_object_get(outcome, "exit_code")));
+	} else if (strcmp(status, "timed_out") == 0) {
+		strbuf_append(&b, "run timed out");
+	} else if (strcmp(status, "no_kpi") == 0) {
+		strbuf_append(&b, "printed no KPI");
+		json_array_foreach(names, i, v)
+		{
+			if (i == 20) {
+				strbuf_printf(&b, " and %zu more",
+					      json_array_size(names) - i);
+				break;
+			}
+			strbuf_printf(&b, "%s%s",
+				      i == 0 ? "; it printed " : ", ",
+				      json_string_value(v));
+		}
+	} else {
+		strbuf_append(&b, status);
+	}
+	if (strbuf_finish(&text, NULL, &b) < 0)
+		return json_null();
+	return string_take(text);
+}
+
+/* One commit on the bisection path, with what the job JSON says of it. */
+static json_t *path_entry(const struct store_path_commit *pc, size_t step,
+			  json_t *commits, const char *id, const char *web_url)
+{
+	long at = find_commit(commits, pc->sha);
+	json_t *c = at >= 0 ? json_array_get(commits, (size_t)at) : NULL;
+	json_t *runs = all_runs(c);
+	double median = median_of(runs);
+	char median_text[32] = "", log_href[128];
+	json_t *entry;
+
+	if (isfinite(median))
+		snprintf(median_text, sizeof(median_text), "%.6g", median);
+	snprintf(log_href, sizeof(log_href), "/jobs/%s/commits/%s/log", id,
+		 pc->sha);
+	entry = json_pack(
+	    "{s:I,s:I,s:s,s:o,s:s,s:s,s:o,s:I,s:s,s:s}", "step",
+	    (json_int_t)step, "index", (json_int_t)pc->index, "sha", pc->sha,
+	    "short", short_sha(pc->sha), "subject", pc->subject, "author",
+	    pc->author_name, "link", commit_link(web_url, pc->sha), "runs",
+	    (json_int_t)json_array_size(runs), "median", median_text, "class",
+	    c != NULL ? json_string_value(json_object_get(c, "classification"))
+		      : "untested");
+	json_decref(runs);
+	if (entry == NULL)
+		return NULL;
+	json_object_set_new(entry, "outcome",
+			    outcome_label(json_object_get(c, "outcome")));
+	json_object_set_new(entry, "log_href", json_string(log_href));
+	json_object_set_new(entry, "log_tail",
+			    pc->log_tail != NULL ? json_string(pc->log_tail)
+						 : json_null());
+	return entry;
+}
+
+/*
+ * The bisection path: the tested commits in the order they were first
+ * asked for, with author, runs, median and what the engine made of them.
+ */
+static json_t *bisection_path(PGconn *conn, json_t *job, long long job_id,
+			      const char *id, const char *web_url)
+{
+	json_t *path = json_array(), *entry;
+	struct store_job_path list;
+	size_t i;
+
+	if (store_jobs_path(&list, conn, job_id) < 0)
+		return path;
+	for (i = 0; i < list.count; i++) {
+		entry =
+		    path_entry(&list.commits[i], i + 1,
+			       json_object_get(job, "commits"), id, web_url);
+		if (entry != NULL)
+			json_array_append_new(path, entry);
+	}
+	store_job_path_clear(&list);
+	return path;
+}
+
+/* The report message of a finished job, or null. */
+static json_t *report_text(PGconn *conn, long long job_id)
+{
+	struct strbuf b = STRBUF_INIT;
+	char *message = NULL, *out;
+	json_t *text = json_null();
+	const char *m;
+
+	if (store_jobs_report(&message, conn, job_id) != 0 || message == NULL)
+		return text;
+	/* The stored message has CRLF line ends (RFC 5322). */
+	for (m = message; *m != '\0'; m++) {
+		if (m[0] != '\r' || m[1] != '\n')
+			strbuf_appendn(&b, m, 1);
+	}
+	if (strbuf_finish(&out, NULL, &b) == 0)
+		text = string_take(out);
+	free(message);
+	return text;
+}
+
+/* The culprit of `job` as the page shows it. */
+static json_t *culprit_json(json_t *job, const char *culprit,
+			    const char *web_url, const char *author)
+{
+	json_t *culprits = json_object_get(job, "culprits"), *c;
+	json_t *named = json_array_get(culprits, 0);
+	const char *parent = json_string_value(json_object_get(job, "parent"));
+	char change[96];
+	size_t k;
+
+	/* the job's culprit among its changes (the regression of a range
+	 * that also improved need not be the first) */
+	json_array_foreach(culprits, k, c)
+	{
+		const char *sha =
+		    json_string_value(json_object_get(c, "commit"));
+
+		if (sha != NULL && strcmp(sha, culprit) == 0) {
+			named = c;
+			break;
+		}
+	}
+	web_jobs_change(change, sizeof(change), job);
+	return json_pack(
+	    "{s:s,s:o,s:o,s:s?,s:s?,s:s,s:o,s:o}", "sha", culprit, "short",
+	    short_sha(culprit), "link", commit_link(web_url, culprit),
+	    "subject", json_string_value(json_object_get(named, "subject")),
+	    "author", author, "change", change, "parent_short",
+	    short_sha(parent), "parent_link", commit_link(web_url, parent));
+}
+
+/* Every change found, each with its own direction. */
+static json_t *changes_json(json_t *job, const char *web_url)
+{
+	json_t *list = json_array(), *c;
+	char change[96];
+	size_t k;
+
+	json_array_foreach(json_object_get(job, "culprits"), k, c)
+	{
+		const char *sha =
+		    json_string_value(json_object_get(c, "commit"));
+		const char *dir =
+		    json_string_value(json_object_get(c, "direction"));
+
+		if (sha == NULL)
+			continue;
+		snprintf(change, sizeof(change), "%+.2f%%",
+			 json_number_value(json_object_get(c, "change_pct")));
+		json_array_append_new(
+		    list,
+		    json_pack("{s:o,s:o,s:s?,s:s,s:s,s:b}", "short",
+			      short_sha(sha), "link",
+			      commit_link(web_url, sha), "subject",
+			      json_string_value(json_object_get(c, "subject")),
+			      "direction", dir ? dir : "change", "change",
+			      change, "confirmed",
+			      json_is_true(json_object_get(c, "confirmed"))));
+	}
+	return list;
+}
+
+/* The range still searched, candidates `lo` to `hi`. */
+static json_t *range_json(json_t *job, long lo, long hi, bool final)
+{
+	json_t *range = json_object_get(job, "range");
+	long remaining = hi - lo;
+	long left = remaining > 1 ? (long)ceil(log2((double)remaining)) : 0;
+	char steps[64];
+
+	if (final)
+		snprintf(steps, sizeof(steps), "none: finished");
+	else if (left == 0)
+		snprintf(steps, sizeof(steps), "confirming the culprit");
+	else
+		snprintf(steps, sizeof(steps), "about %ld", left);
+	return json_pack(
+	    "{s:I,s:I,s:I,s:o,s:o,s:s}", "lo", (json_int_t)lo, "hi",
+	    (json_int_t)hi, "remaining", (json_int_t)remaining, "after_short",
+	    short_sha(json_string_value(json_object_get(range, "after"))),
+	    "through_short",
+	    short_sha(json_string_value(json_object_get(range, "through"))),
+	    "steps_left", steps);
+}
+
+/* The job's recipients, joined with commas. */
+static json_t *notify_text(json_t *job)
+{
+	struct strbuf b = STRBUF_INIT;
+	char *text;
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(json_object_get(job, "notify"), i, v)
+	{
+		if (i > 0)
+			strbuf_append(&b, ", ");
+		if (json_is_string(v))
+			strbuf_append(&b, json_string_value(v));
+	}
+	if (strbuf_finish(&text, NULL, &b) < 0)
+		return json_null();
+	return string_take(text);
+}
+
+/* Adds the endpoints' short names and links to `ctx`. */
+static void add_endpoints(json_t *ctx, json_t *job, const char *web_url)
+{
+	const char *good = json_string_value(json_object_get(job, "good"));
+	const char *bad = json_string_value(json_object_get(job, "bad"));
+
+	json_object_set_new(ctx, "good_short", short_sha(good));
+	json_object_set_new(ctx, "bad_short", short_sha(bad));
+	json_object_set_new(ctx, "good_link", commit_link(web_url, good));
+	json_object_set_new(ctx, "bad_link", commit_link(web_url, bad));
+}
+
+/*
+ * Everything the job page and its live part show (new reference), or NULL
+ * when there is no such job (or the database failed: *db_error).
+ */
+static json_t *job_context(PGconn *conn, long long job_id,
+			   const struct web_session *session, bool *db_error)
+{
+	const char *state, *culprit;
+	struct store_job_page_info info;
+	json_t *job, *ctx = NULL, *range;
+	char id[24], text[64];
+	bool final;
+	int rc;
+
+	job = jobs_json(conn, job_id, db_error);
+	if (job == NULL)
+		return NULL;
+	snprintf(id, sizeof(id), "%lld", job_id);
+	state = json_string_value(json_object_get(job, "state"));
+	culprit = json_string_value(json_object_get(job, "culprit"));
+	range = json_object_get(job, "range");
+	final = strcmp(state, "queued") != 0 && strcmp(state, "running") != 0;
+	rc = store_jobs_page_info(
+	    &info, conn, job_id,
+	    json_string_value(json_object_get(range, "after")),
+	    json_string_value(json_object_get(range, "through")), culprit);
+	if (rc != 0) {
+		*db_error = rc == STORE_FAILED;
+		json_decref(job);
+		return NULL;
+	}
+	ctx = json_pack("{s:O,s:b,s:b,s:b,s:b,s:s}", "job", job, "final",
+			final, "running", !final, "can_cancel",
+			!final && session->role >= ROLE_SUBMIT, "can_rerun",
+			final && session->role >= ROLE_SUBMIT, "csrf",
+			session->csrf);
+	if (ctx == NULL)
+		goto out;
+	snprintf(text, sizeof(text), "Job %lld", job_id);
+	json_object_set_new(ctx, "title", json_string(text));
+	add_endpoints(ctx, job, info.web_url);
+	if (culprit != NULL)
+		json_object_set_new(ctx, "culprit",
+				    culprit_json(job, culprit, info.web_url,
+						 info.culprit_author));
+	if (json_array_size(json_object_get(job, "culprits")) > 1) {
+		json_object_set_new(ctx, "changes",
+				    changes_json(job, info.web_url));
+		json_object_set_new(ctx, "several_changes", json_true());
+	}
+	if (json_is_number(json_object_get(job, "p_value"))) {
+		snprintf(text, sizeof(text), "%.3g",
+			 json_number_value(json_object_get(job, "p_value")));
+		json_object_set_new(ctx, "p_value", json_string(text));
+	}
+	if (info.range_lo >= 0 && info.range_hi > info.range_lo)
+		json_object_set_new(
+		    ctx, "range",
+		    range_json(job, info.range_lo, info.range_hi, final));
+	json_object_set_new(ctx, "notify", notify_text(job));
+	json_object_set_new(
+	    ctx, "path", bisection_path(conn, job, job_id, id, info.web_url));
+	json_object_set_new(ctx, "report",
+			    final ? report_text(conn, job_id) : json_null());
+	add_plots(ctx, job, final ? -1 : info.range_lo,
+		  final ? -1 : info.range_hi);
+out:
+	store_job_page_info_clear(&info);
+	json_decref(job);
+	return ctx;
+}
+
+/* Loads the job named by the path for the page; false after answering. */
+static json_t *load_job_context(struct http_response *res,
+				struct http_request *req,
+				const struct web_session *session,
+				long long *job_id)
+{
+	PGconn *conn = db_conn();
+	bool db_error = conn == NULL;
+	json_t *ctx = NULL;
+
+	if (id_parse(job_id, req->params[0]) < 0) {
+		web_error_page(res, 404, session, "There is no such job.");
+		return NULL;
+	}
+	if (conn != NULL)
+		ctx = job_context(conn, *job_id, session, &db_error);
+	if (ctx == NULL) {
+		if (db_error)
+			web_db_failed(res, session);
+		else
+			web_error_page(res, 404, session,
+				       "There is no such job.");
+	}
+	return ctx;
+}
+
+void web_job_page(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	long long job_id;
+	json_t *ctx;
+
+	if (!web_require(&session, res, req, ROLE_READ, true))
+		return;
+	ctx = load_job_context(res, req, &session, &job_id);
+	if (ctx != NULL)
+		web_render(res, 200, "job", ctx, &session, NULL);
+}
+
+void web_job_live(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	long long job_id;
+	char *text = NULL;
+	json_t *ctx;
+
+	if (!web_require(&session, res, req, ROLE_READ, false))
+		return;
+	ctx = load_job_context(res, req, &session, &job_id);
+	if (ctx == NULL)
+		return;
+	if (web_render_fragment(&text, "job_live", ctx) < 0) {
+		json_decref(ctx);
+		web_error_page(res, 500, &session, "The page is broken.");
+		return;
+	}
+	json_decref(ctx);
+	free(res->body);
+	res->status = 200;
+	res->body = text;
+	res->body_len = strlen(text);
+	res->content_type = "text/html; charset=utf-8";
+	web_security_headers(res);
+}
+
+/* The build log and last run output of one commit of a job: the REST
+ * answer of commitlog_get() as a page. */
+void web_commit_log(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	struct http_response answer = {0};
+	json_error_t jerr;
+	json_t *reply, *ctx;
+	char title[96];
+
+	if (!web_require(&session, res, req, ROLE_READ, true))
+		return;
+	commitlog_get(&answer, req);
+	reply = answer.body != NULL
+		    ? json_loadb(answer.body, answer.body_len, 0, &jerr)
+		    : NULL;
+	if (answer.status != 200 || reply == NULL) {
+		web_error_page(
+		    res, answer.status >= 400 ? answer.status : 500, &session,
+		    web_api_message(reply, "There is no such log."));
+		goto out;
+	}
+	snprintf(title, sizeof(title), "Job %lld, commit %.12s",
+		 (long long)json_integer_value(json_object_get(reply, "job")),
+		 json_string_value(json_object_get(reply, "commit")));
+	ctx =
+	    json_pack("{s:s,s:O,s:o}", "title", title, "log", reply, "outcome",
+		      outcome_label(json_object_get(reply, "outcome")));
+	web_render(res, 200, "commit_log", ctx, &session, "jobs");
+out:
+	json_decref(reply);
+	http_response_clear(&answer);
+}
