@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,4 +408,61 @@ out:
 	git_index_free(index);
 	git_object_free(target);
 	return error;
+}
+
+/* Whether branch `ref` has `commit` as its tip (tip_only) or in its
+ * history. */
+static bool branch_holds(git_repository *repo, git_reference *ref,
+			 const git_oid *commit, bool tip_only)
+{
+	const git_oid *tip = git_reference_target(ref);
+
+	if (tip == NULL)
+		return false;
+	if (git_oid_equal(tip, commit))
+		return true;
+	return !tip_only && git_graph_descendant_of(repo, tip, commit) == 1;
+}
+
+/* The short name of the first branch that holds `commit`, or NULL. */
+static char *first_branch(git_repository *repo, const git_oid *commit,
+			  bool tip_only)
+{
+	git_branch_iterator *it = NULL;
+	git_reference *ref = NULL;
+	git_branch_t type;
+	char *name = NULL;
+
+	if (git_branch_iterator_new(&it, repo, GIT_BRANCH_LOCAL) < 0)
+		return NULL;
+	while (name == NULL && git_branch_next(&ref, &type, it) == 0) {
+		const char *short_name = NULL;
+
+		if (branch_holds(repo, ref, commit, tip_only) &&
+		    git_branch_name(&short_name, ref) == 0)
+			name = strdup(short_name);
+		git_reference_free(ref);
+	}
+	git_branch_iterator_free(it);
+	return name;
+}
+
+int gitrepo_branch_of(char **out, git_repository *repo, const git_oid *commit)
+{
+	git_reference *head = NULL;
+	const char *short_name = NULL;
+
+	*out = NULL;
+	/* The default branch first, then one whose tip it is, then any. */
+	if (git_repository_head(&head, repo) == 0 &&
+	    git_reference_is_branch(head) &&
+	    branch_holds(repo, head, commit, false) &&
+	    git_branch_name(&short_name, head) == 0)
+		*out = strdup(short_name);
+	git_reference_free(head);
+	if (*out == NULL)
+		*out = first_branch(repo, commit, true);
+	if (*out == NULL)
+		*out = first_branch(repo, commit, false);
+	return 0;
 }

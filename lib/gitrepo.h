@@ -66,6 +66,15 @@ int gitrepo_range(struct gitrepo_commit **out, size_t *count,
 void gitrepo_commits_free(struct gitrepo_commit *commits, size_t count);
 
 /*
+ * The branch a commit is on, for a report's "[tree:branch]" when a job
+ * was submitted by SHA: the default branch (HEAD) when it holds `commit`,
+ * else a branch whose tip it is, else any branch that holds it.  Sets
+ * *out to the malloc'd short name ("main"), or NULL when no branch holds
+ * the commit.  Returns 0.
+ */
+int gitrepo_branch_of(char **out, git_repository *repo, const git_oid *commit);
+
+/*
  * Checks out commit `sha` of the mirror `repo` into the persistent worktree
  * `workdir` (created if missing), detaching HEAD there.  Files whose content
  * is unchanged are not rewritten, so build outputs stay valid for

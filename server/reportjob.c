@@ -1,10 +1,12 @@
 #include "reportjob.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "gitrepo.h"
 #include "log.h"
 #include "report_build.h"
 #include "secret.h"
@@ -31,6 +33,40 @@ static struct report_commit *commits_of(const struct sched_job *job)
 	return commits;
 }
 
+/*
+ * The branch a report names after its tree: the revision the job was
+ * submitted with when that names a branch or a tag, else (a job submitted
+ * by SHA, or as "HEAD~2") a branch of the mirror that holds the bad
+ * commit.  Returns a malloc'd name, or NULL to keep the revision as given.
+ */
+static char *branch_of(const char *repo, const char *bad_rev,
+		       const char *bad_sha)
+{
+	git_repository *mirror = NULL;
+	git_reference *ref = NULL;
+	char path[4096], *name = NULL, *err = NULL;
+	git_oid oid;
+
+	if (repo == NULL || bad_rev == NULL)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/repos/%s.git", server_config.data_dir,
+		 repo);
+	if (gitrepo_open(&mirror, path, &err) < 0) {
+		free(err);
+		return NULL;
+	}
+	if (git_reference_dwim(&ref, mirror, bad_rev) == 0 &&
+	    (git_reference_is_branch(ref) || git_reference_is_tag(ref))) {
+		git_reference_free(ref);
+	} else {
+		git_reference_free(ref);
+		if (git_oid_fromstr(&oid, bad_sha) == 0)
+			gitrepo_branch_of(&name, mirror, &oid);
+	}
+	git_repository_free(mirror);
+	return name;
+}
+
 /* A fresh Message-ID for the report of job `job_id`. */
 static int new_message_id(char *buf, size_t size, long long job_id)
 {
@@ -52,7 +88,7 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	struct report_commit *commits = commits_of(job);
 	struct report_job in = {0};
 	struct report_mail mail = {0};
-	char date[64], message_id[REPORT_MESSAGE_ID_MAX];
+	char date[64], message_id[REPORT_MESSAGE_ID_MAX], *branch = NULL;
 	size_t base_idx, new_idx, i;
 	int error = -1, rc;
 
@@ -77,7 +113,9 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	in.repo = facts.repo;
 	in.repo_url = facts.repo_url;
 	in.web_url = facts.web_url;
-	in.branch = facts.bad_rev;
+	branch = branch_of(facts.repo, facts.bad_rev,
+			   job->commits[job->count - 1].sha);
+	in.branch = branch != NULL ? branch : facts.bad_rev;
 	in.testcase = facts.testcase;
 	in.kpi = facts.kpi;
 	in.build = facts.build;
@@ -114,5 +152,6 @@ out:
 	report_samples_clear(&samples);
 	store_report_facts_clear(&facts);
 	free(commits);
+	free(branch);
 	return error;
 }

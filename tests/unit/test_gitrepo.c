@@ -425,6 +425,57 @@ static void test_gitrepo__mirror_head_is_source_head_not_master(void **state)
 }
 
 /* ----------------------------------------------------------------------
+ * gitrepo_branch_of
+ */
+
+static void assert_branch_of(git_repository *repo, const char *sha,
+			     const char *want)
+{
+	char *got = (char *)1;
+	git_oid oid;
+
+	assert_int_equal(git_oid_fromstr(&oid, sha), 0);
+	assert_int_equal(gitrepo_branch_of(&got, repo, &oid), 0);
+	if (want == NULL) {
+		assert_null(got);
+		return;
+	}
+	assert_non_null(got);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/* A commit is named by the default branch when that holds it, else by a
+ * branch whose tip it is, else by any branch that holds it. */
+static void test_gitrepo__branch_of_a_commit(void **state)
+{
+	char src[PATH_MAX], path[PATH_MAX], sha[3][GITREPO_SHA_LEN + 1];
+	char side[2][GITREPO_SHA_LEN + 1];
+	git_repository *repo = NULL;
+	char *err = NULL;
+
+	(void)state;
+	make_linear(src, "branches-src", 3, sha);
+	run("git -C '%s' checkout -q -b side %s", src, sha[1]);
+	write_file(src, "side.txt", "side\n");
+	commit_all(src, 0, "side 1", side[0]);
+	write_file(src, "side.txt", "side 2\n");
+	commit_all(src, 0, "side 2", side[1]);
+	run("git -C '%s' branch aaa-side-tip %s", src, side[0]);
+	run("git -C '%s' checkout -q main", src);
+	path_join(path, tmp_root, "branches.git");
+	assert_int_equal(gitrepo_mirror(&repo, path, src, &err), 0);
+	assert_branch_of(repo, sha[2], "main");
+	assert_branch_of(repo, sha[0], "main");
+	/* aaa-side-tip sorts first but side[1] is side's tip */
+	assert_branch_of(repo, side[1], "side");
+	assert_branch_of(repo, side[0], "aaa-side-tip");
+	assert_branch_of(repo, "0123456789012345678901234567890123456789",
+			 NULL);
+	git_repository_free(repo);
+}
+
+/* ----------------------------------------------------------------------
  * gitrepo_resolve
  */
 
@@ -1116,6 +1167,7 @@ int main(void)
 	    cmocka_unit_test(test_gitrepo__mirror_recovers_after_failed_fetch),
 	    cmocka_unit_test(
 		test_gitrepo__mirror_head_is_source_head_not_master),
+	    cmocka_unit_test(test_gitrepo__branch_of_a_commit),
 	    cmocka_unit_test(test_gitrepo__resolve_full_sha),
 	    cmocka_unit_test(test_gitrepo__resolve_abbreviated_sha),
 	    cmocka_unit_test(test_gitrepo__resolve_branch_names),
