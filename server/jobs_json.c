@@ -186,9 +186,9 @@ static void add_details(json_t *out, const struct store_job *row,
 }
 
 /*
- * The report's delivery: pending (not tried yet), retrying (an attempt
- * failed; last_error says why), failed (given up) or sent; null while
- * the job has no report.
+ * The report's delivery: none (nobody to tell: no mail goes out),
+ * pending (not tried yet), retrying (an attempt failed; last_error says
+ * why), failed (given up) or sent; null while the job has no report.
  */
 static json_t *delivery_json(PGconn *conn, long long job_id)
 {

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "report.h"
 #include "server.h"
+#include "strbuf.h"
 
 /* Seconds of failed attempts after which a report is given up. */
 #define MAILER_GIVE_UP_TEXT "172800"
@@ -102,9 +103,18 @@ int mailer_maildir_deliver(const char *dir, const char *message,
 			   long long outbox_id, char **err)
 {
 	char tmp[4096], new[4096], sub[4096], host[64] = "localhost";
-	size_t len = strlen(message), done = 0;
+	struct strbuf lf = STRBUF_INIT;
+	size_t len = 0, done = 0;
+	char *text = NULL;
 	struct timespec now;
 	int fd;
+
+	/* Maildir files end their lines in LF; CRLF is SMTP's. */
+	strbuf_lf(&lf, message, strlen(message));
+	if (strbuf_finish(&text, &len, &lf) < 0) {
+		errno = ENOMEM;
+		goto fail;
+	}
 
 	if (make_dir(dir) < 0)
 		goto fail;
@@ -128,7 +138,7 @@ int mailer_maildir_deliver(const char *dir, const char *message,
 	if (fd < 0)
 		goto fail;
 	while (done < len) {
-		ssize_t n = write(fd, message + done, len - done);
+		ssize_t n = write(fd, text + done, len - done);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -143,10 +153,12 @@ int mailer_maildir_deliver(const char *dir, const char *message,
 		unlink(tmp);
 		goto fail;
 	}
+	free(text);
 	return 0;
 fail:
 	if (asprintf(err, "maildir %s: %s", dir, strerror(errno)) < 0)
 		*err = NULL;
+	free(text);
 	return -1;
 }
 
@@ -277,6 +289,7 @@ static int deliver_one(struct mailer *m, PGconn *conn)
 		    "SELECT id, recipients, message, attempts FROM outbox"
 		    " WHERE sent_at IS NULL AND failed_at IS NULL"
 		    " AND next_attempt_at <= now()"
+		    " AND recipients <> '[]'::jsonb"
 		    " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
 		    0, NULL);
 	if (r == NULL) {
@@ -289,12 +302,10 @@ static int deliver_one(struct mailer *m, PGconn *conn)
 		return 0;
 	}
 	recipients = json_loads(db_text(r, 0, 1), 0, NULL);
+	/* A report with nobody to tell is never taken: it stays readable
+	 * and its job page says no mail went out. */
 	if (m->curl_url != NULL) {
-		if (json_array_size(recipients) == 0)
-			rc = 0; /* nobody to tell; the report stays readable */
-		else
-			rc = smtp_deliver(m, recipients, db_text(r, 0, 2),
-					  &err);
+		rc = smtp_deliver(m, recipients, db_text(r, 0, 2), &err);
 	} else {
 		rc = mailer_maildir_deliver(server_config.mail_dir,
 					    db_text(r, 0, 2), db_int(r, 0, 0),

@@ -57,7 +57,8 @@ void mailer_stop(struct mailer *mailer);
 int mailer_smtp_url(const char *url, char **curl_url, long *use_ssl,
 		    char **cause);
 
-/* Delivers one message file into the Maildir `dir` (tmp/ then new/). */
+/* Delivers one message file into the Maildir `dir` (tmp/ then new/),
+ * its CRLF line ends written as LF as Maildir readers expect. */
 int mailer_maildir_deliver(const char *dir, const char *message,
 			   long long outbox_id, char **err);
 

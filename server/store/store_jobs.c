@@ -260,7 +260,8 @@ int store_jobs_delivery(struct store_job_delivery *out, PGconn *conn,
 	memset(out, 0, sizeof(*out));
 	id_text(job_text, job_id);
 	r = db_exec(conn,
-		    "SELECT CASE WHEN sent_at IS NOT NULL THEN 'sent'"
+		    "SELECT CASE WHEN recipients = '[]'::jsonb THEN 'none'"
+		    " WHEN sent_at IS NOT NULL THEN 'sent'"
 		    " WHEN failed_at IS NOT NULL THEN 'failed'"
 		    " WHEN attempts > 0 THEN 'retrying'"
 		    " ELSE 'pending' END, attempts, last_error,"

@@ -25,7 +25,8 @@ def mails_about(svc, sha):
 
 
 def delivered(svc, job_id, timeout=60):
-    """Waits until the job's report is in the Maildir."""
+    """Waits until the job's report is in the Maildir (the job must name
+    a recipient: a report with nobody to tell is not mailed)."""
     deadline = time.time() + timeout
     while time.time() < deadline:
         job = svc.api.ok("GET", "/api/v1/jobs/%d" % job_id, token=svc.read_token)
@@ -49,7 +50,8 @@ def misspelt_kpi_fails_at_once_naming_the_metrics_seen(env):
                             owner=__name__ + ".kpi")
     svc.register(P + "kpi", repo, P + "kpi-tc", kpi="bench.scor", runs_min=3)
     job = svc.submit({"repo": P + "kpi", "testcase": P + "kpi-tc",
-                      "good": shas[0], "bad": shas[-1]})
+                      "good": shas[0], "bad": shas[-1],
+                      "notify": ["dev@example.org"]})
     done = svc.wait(job["id"])
     eq((done["state"], done["verdict"], done["culprit"]), ("failed", None, None),
        "a KPI that no run prints fails the job")
@@ -127,7 +129,8 @@ def build_log_and_run_output_are_served_per_commit(env):
                             broken={1, 2, 3}, owner=__name__ + ".log")
     svc.register(P + "log", repo, P + "log-tc", runs_min=3)
     job = svc.submit({"repo": P + "log", "testcase": P + "log-tc",
-                      "good": shas[0], "bad": shas[-1]})
+                      "good": shas[0], "bad": shas[-1],
+                      "notify": ["dev@example.org"]})
     done = svc.wait(job["id"])
     jid = done["id"]
     failed = [c for c in done["commits"] if c["build_failed"]]

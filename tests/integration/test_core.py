@@ -4,6 +4,7 @@ import email
 import email.policy
 import glob
 import os
+import re
 import time
 
 import harness
@@ -75,6 +76,10 @@ def bisection_finds_planted_regression_and_reports_it(env):
     delivered = email.message_from_binary_file(open(files[0], "rb"),
                                                policy=email.policy.default)
     eq(delivered["Message-ID"], msg["Message-ID"], "delivered Message-ID")
+    # Maildir wants LF line ends; CRLF is SMTP's.
+    raw = open(files[0], "rb").read()
+    check(b"\r" not in raw and raw.count(b"\n") > 20,
+          "maildir file has LF line ends: %r" % raw[:120])
     eq(env.cluster.psql("select count(*) from outbox where job_id = %d and sent_at is not null"
                         % job["id"]), "1", "outbox row marked sent")
 
@@ -111,7 +116,27 @@ def flat_range_is_no_change(env):
     check(all(not c["confirm_runs"] for c in done["commits"]), "no confirmation runs")
     status, text = svc.api.call("GET", "/api/v1/jobs/%d/report" % job["id"])
     eq(status, 200, "a no-change job has a report")
-    check("no change" in text, "report says no change")
+    msg = email.message_from_string(text, policy=email.policy.default)
+    # Submitted by SHA: the subject names the branch that holds it, as
+    # the robot's "[tree:branch]" does, not the SHA again.
+    eq(str(msg["Subject"]), "[flat:main] no change of bench.score in %s..%s"
+       % (shas[0][:10], shas[-1][:10]), "no-change subject")
+    # Nobody to tell: no mail goes out, and the job says so.
+    for _ in range(15):
+        report = svc.api.ok("GET", "/api/v1/jobs/%d" % job["id"])["report"]
+        eq((report["state"], report["recipients"], report["sent_at"]),
+           ("none", [], None), "delivery of a report with no recipients")
+        time.sleep(0.2)
+    mid = msg["Message-ID"]
+    mailed = [f for f in glob.glob(os.path.join(svc.mail, "new", "*"))
+              if mid in open(f).read()]
+    eq(mailed, [], "maildir copies of a report with no recipients")
+    from test_web import Browser
+    status, _, page = Browser(svc.url).sign_in(svc.read_token).get("/jobs/%d" % job["id"])
+    eq(status, 200, "job page")
+    check("Email delivery: <strong>none</strong>: the job, its testcase and its culprit"
+          " name nobody to tell, so no mail was sent" in page,
+          "the page says no mail was sent: %r" % re.findall(r'<p class="delivery[^\n]*', page))
 
 
 @test

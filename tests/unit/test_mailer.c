@@ -8,9 +8,12 @@
 /* clang-format on */
 
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../server/mailer.h"
 
@@ -72,11 +75,53 @@ static void test_mailer__smtp_url_refused(void **state)
 			 -EINVAL);
 }
 
+/* A Maildir file ends its lines in LF: the message's CRLF (SMTP's line
+ * end) is not kept, and nothing else changes. */
+static void test_mailer__maildir_file_has_lf_line_ends(void **state)
+{
+	char dir[] = "/tmp/test_mailer.XXXXXX", path[4200], got[256];
+	const char *message = "Subject: x\r\nTo: a@b.c\r\n\r\nbody\rline\r\n";
+	struct dirent *entry;
+	char *err = NULL;
+	size_t n = 0;
+	DIR *d;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(mailer_maildir_deliver(dir, message, 7, &err), 0);
+	assert_null(err);
+	snprintf(path, sizeof(path), "%s/new", dir);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((entry = readdir(d)) != NULL) {
+		if (entry->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/new/%s", dir, entry->d_name);
+		f = fopen(path, "rb");
+		assert_non_null(f);
+		n = fread(got, 1, sizeof(got) - 1, f);
+		fclose(f);
+		unlink(path);
+	}
+	closedir(d);
+	got[n] = '\0';
+	assert_string_equal(got, "Subject: x\nTo: a@b.c\n\nbody\rline\n");
+	snprintf(path, sizeof(path), "%s/new", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/cur", dir);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/tmp", dir);
+	rmdir(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_mailer__smtp_url_schemes),
 	    cmocka_unit_test(test_mailer__smtp_url_refused),
+	    cmocka_unit_test(test_mailer__maildir_file_has_lf_line_ends),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
