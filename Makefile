@@ -37,7 +37,7 @@ PROGRAMS := bin/statbisect-server bin/statbisect-worker bin/statbisect-sim \
             $(if $(wildcard cli/main.c),bin/statbisect)
 
 .PHONY: all check unit integration contract run demo deps clean bench \
-        check-asan format format-check compare compare-self
+        check-asan format format-check compare compare-self faults
 
 all: $(PROGRAMS)
 
@@ -84,6 +84,10 @@ unit: $(UNIT_TESTS)
 integration: all
 	/usr/bin/python3 tests/integration/run.py
 
+# The fault suite (tests/faults/run.py): parts broken in the middle of a job.
+faults: all
+	/usr/bin/python3 tests/faults/run.py
+
 # The old-versus-new server comparison (tests/compare/README.md):
 # `make compare OLD=main` compares this checkout with main, NEW=REV another
 # revision; compare-self replays the recording against this tree twice.
@@ -105,6 +109,7 @@ check: deps
 	$(MAKE) all $(UNIT_TESTS)
 	bash scripts/run-unit $(UNIT_TESTS)
 	/usr/bin/python3 tests/integration/run.py
+	/usr/bin/python3 tests/faults/run.py
 	@if [ -f tests/browser/run.sh ]; then bash tests/browser/run.sh; fi
 	bash tests/compare/run.sh --trees . .
 	$(MAKE) contract

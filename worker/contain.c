@@ -51,6 +51,8 @@ static enum contain_mode mode_chosen;
 /* The worker's cgroup directory in cgroup mode. */
 static char worker_cgroup[PATH_MAX];
 
+static void kill_orphaned_runs(void);
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -147,13 +149,23 @@ static int own_cgroup(char *out, size_t size)
 	return -ENOENT;
 }
 
-/* Removes `dir`'s empty run-* cgroups, then `dir` itself if it can. */
+/*
+ * Kills what is left in the cgroup `dir` and below (a worker killed with
+ * SIGKILL leaves its run going), removes its run-* cgroups, then `dir`.
+ */
 static void remove_cgroup_tree(const char *dir)
 {
+	double until = now_s() + CONTAIN_REAP_S;
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	char path[PATH_MAX + 300];
+	char path[PATH_MAX + 300], events[256];
 
+	snprintf(path, sizeof(path), "%s/cgroup.kill", dir);
+	write_file(path, "1");
+	snprintf(path, sizeof(path), "%s/cgroup.events", dir);
+	while (read_file(path, events, sizeof(events)) > 0 &&
+	       strstr(events, "populated 1") != NULL && now_s() < until)
+		poll(NULL, 0, 5);
 	if (d != NULL) {
 		while ((e = readdir(d)) != NULL) {
 			if (strncmp(e->d_name, "run-", 4) != 0 &&
@@ -288,6 +300,7 @@ int contain_setup(const char *mode, char **note, char **cause)
 		return err;
 	}
 	contain_shutdown();
+	kill_orphaned_runs();
 	mode_chosen = CONTAIN_SWEEP;
 	if (strcmp(mode, "sweep") == 0)
 		return 0;
@@ -382,15 +395,20 @@ pid_t contain_fork(struct contain_run *run)
 	return pid;
 }
 
-/* The seq of the run whose tag `pid` carries: 0 for none or unreadable. */
-static unsigned long long process_tag(pid_t pid)
+static struct proc_entry *proc_list(size_t *count);
+
+/*
+ * The tag `pid` carries: the worker that ran it (0 for none or
+ * unreadable), and the run's seq in *seq.
+ */
+static long process_tag_owner(pid_t pid, unsigned long long *seq)
 {
 	static const char name[] = CONTAIN_TAG_NAME "=";
 	char path[64], *buf, *p, *end;
-	unsigned long long seq = 0;
 	ssize_t len;
-	long owner;
+	long owner = 0, value;
 
+	*seq = 0;
 	snprintf(path, sizeof(path), "/proc/%ld/environ", (long)pid);
 	if ((buf = malloc(ENVIRON_READ_MAX)) == NULL)
 		return 0;
@@ -398,12 +416,46 @@ static unsigned long long process_tag(pid_t pid)
 	for (p = buf; len > 0 && p < buf + len; p += strlen(p) + 1) {
 		if (strncmp(p, name, sizeof(name) - 1) != 0)
 			continue;
-		owner = strtol(p + sizeof(name) - 1, &end, 10);
-		if (owner == (long)getpid() && *end == '-')
-			seq = strtoull(end + 1, NULL, 10);
+		value = strtol(p + sizeof(name) - 1, &end, 10);
+		if (value > 0 && *end == '-') {
+			owner = value;
+			*seq = strtoull(end + 1, NULL, 10);
+		}
 	}
 	free(buf);
-	return seq;
+	return owner;
+}
+
+/* The seq of this worker's run whose tag `pid` carries, or 0. */
+static unsigned long long process_tag(pid_t pid)
+{
+	unsigned long long seq;
+
+	return process_tag_owner(pid, &seq) == (long)getpid() ? seq : 0;
+}
+
+/*
+ * Kills what runs of workers that are gone left behind (a worker killed
+ * with SIGKILL cannot end its runs): processes tagged by a worker whose
+ * pid no longer exists.
+ */
+static void kill_orphaned_runs(void)
+{
+	struct proc_entry *list;
+	unsigned long long seq;
+	size_t n;
+	long owner;
+
+	list = proc_list(&n);
+	for (size_t i = 0; i < n; i++) {
+		if (list[i].zombie || list[i].pid == getpid())
+			continue;
+		owner = process_tag_owner(list[i].pid, &seq);
+		if (owner > 0 && owner != (long)getpid() &&
+		    kill((pid_t)owner, 0) != 0 && errno == ESRCH)
+			kill(list[i].pid, SIGKILL);
+	}
+	free(list);
 }
 
 /* The processes of the system; *count of them, or NULL. */

@@ -45,8 +45,10 @@ enum contain_mode {
  * Chooses how runs are contained: `mode` is "cgroup" (fail when the
  * machine does not allow it), "sweep", or "auto" or NULL (cgroup when the
  * machine allows it, else sweep).  Makes this process a child subreaper
- * in every mode, and in cgroup mode the worker's cgroup directory (and
- * removes empty ones left by workers that died).  May be called again (the
+ * in every mode, and in cgroup mode the worker's cgroup directory.  What
+ * workers that died (SIGKILL, a crash) left running is killed: their
+ * cgroups (then removed), and the processes carrying the tag of a worker
+ * whose pid is gone.  May be called again (the
  * unit tests try both ways), but not while a run is going on.  Returns 0,
  * or a negative errno value with *cause (the caller frees it) saying why;
  * when "auto" finds no usable cgroup it returns 0 in sweep mode and, when

@@ -200,10 +200,23 @@ class Service:
         if smtp_url:
             args += ["--smtp-url", smtp_url]
         args += list(extra_args)
-        self.server = self._spawn(args, name + "-server.log",
-                                  dict(os.environ, STATBISECT_ADMIN_TOKEN=ADMIN))
+        self.server_args = args
+        self.start_server()
         self.api = Api(self.url)
-        for _ in range(200):
+        self.worker_token = self.api.ok("POST", "/api/v1/tokens",
+                                        {"name": name + "-worker", "role": "worker"})["token"]
+        self.submit_token = self.api.ok("POST", "/api/v1/tokens",
+                                        {"name": name + "-submit", "role": "submit"})["token"]
+        self.read_token = self.api.ok("POST", "/api/v1/tokens",
+                                      {"name": name + "-read", "role": "read"})["token"]
+        if worker:
+            self.start_worker()
+
+    def start_server(self):
+        """Starts the server (again, after a kill) and waits for /healthz."""
+        self.server = self._spawn(self.server_args, self.name + "-server.log",
+                                  dict(os.environ, STATBISECT_ADMIN_TOKEN=ADMIN))
+        for _ in range(600):
             try:
                 urllib.request.urlopen(self.url + "/healthz", timeout=1)
                 break
@@ -213,14 +226,6 @@ class Service:
                 time.sleep(0.05)
         else:
             raise RuntimeError("server did not answer /healthz")
-        self.worker_token = self.api.ok("POST", "/api/v1/tokens",
-                                        {"name": name + "-worker", "role": "worker"})["token"]
-        self.submit_token = self.api.ok("POST", "/api/v1/tokens",
-                                        {"name": name + "-submit", "role": "submit"})["token"]
-        self.read_token = self.api.ok("POST", "/api/v1/tokens",
-                                      {"name": name + "-read", "role": "read"})["token"]
-        if worker:
-            self.start_worker()
 
     def _spawn(self, args, log, env=None):
         out = open(os.path.join(self.root, log), "a")
