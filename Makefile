@@ -37,7 +37,7 @@ PROGRAMS := bin/statbisect-server bin/statbisect-worker bin/statbisect-sim \
             $(if $(wildcard cli/main.c),bin/statbisect)
 
 .PHONY: all check unit integration contract run demo deps clean bench \
-        check-asan format format-check compare compare-self faults
+        check-asan format format-check compare compare-self fuzz faults
 
 all: $(PROGRAMS)
 
@@ -112,6 +112,7 @@ check: deps
 	/usr/bin/python3 tests/faults/run.py
 	@if [ -f tests/browser/run.sh ]; then bash tests/browser/run.sh; fi
 	bash tests/compare/run.sh --trees . .
+	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS)
 	$(MAKE) contract
 
 # The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer,
@@ -121,6 +122,40 @@ ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefine
 check-asan:
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/unit/lsan.supp:print_suppressions=0 \
 	    $(MAKE) BUILD=build-asan CFLAGS="$(ASAN_FLAGS)" unit
+
+# Fuzzing (tests/fuzz/README.md): every parser that takes outside input,
+# under libFuzzer with AddressSanitizer and UndefinedBehaviorSanitizer, in
+# a build tree of its own.  `make fuzz FUZZ_SECONDS=N` runs each target N
+# seconds from its seed corpus and its regression inputs; make check runs
+# each FUZZ_CHECK_SECONDS.
+FUZZ_CC      ?= clang-14
+FUZZ_SECONDS ?= 60
+FUZZ_CHECK_SECONDS ?= 10
+FUZZ_BUILD   := build-fuzz
+FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Ilib \
+                $(PKG_CFLAGS) -g -O1 -fno-omit-frame-pointer \
+                -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-sanitize-recover=undefined
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,\
+                  $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_CODE    := $(LIB_SRC) $(filter-out server/main.c,\
+                  $(wildcard server/*.c server/store/*.c)) \
+                $(filter-out worker/main.c,$(wildcard worker/*.c))
+FUZZ_LIB     := $(FUZZ_BUILD)/libfuzzcode.a
+
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_LIB): $(FUZZ_CODE:%.c=$(FUZZ_BUILD)/%.o)
+	rm -f $@
+	ar rcs $@ $^
+
+$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_LIB)
+	$(FUZZ_CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
+
+fuzz: $(FUZZ_TARGETS)
+	bash tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 bench: $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
@@ -147,6 +182,7 @@ format-check:
 	done; exit $$bad
 
 clean:
-	rm -rf build build-asan bin
+	rm -rf build build-asan build-fuzz bin
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)
