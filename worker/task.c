@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "buildcache.h"
@@ -18,6 +19,8 @@
 
 #define TASK_BUILD_LOG_MAX (64u * 1024)
 #define TASK_RUN_OUTPUT_MAX (16u * 1024)
+/* Below this many free bytes a failed build or run is the disk's fault. */
+#define TASK_DISK_FREE_MIN (1u << 20)
 
 char *task_tail(const char *out, size_t out_len, const char *err,
 		size_t err_len, size_t max)
@@ -320,6 +323,43 @@ static int find_build(struct task_commit *c, bool *built,
 	return 0;
 }
 
+static bool mentions_full_disk(const char *text, size_t len)
+{
+	return text != NULL &&
+	       memmem(text, len, "No space left on device", 23) != NULL;
+}
+
+/*
+ * Whether a build or run that failed in `dir` may have failed because the
+ * disk is full (issue 11): less than TASK_DISK_FREE_MIN bytes free there
+ * now, or its output says so.  Such a failure says nothing of the commit:
+ * the task is given up (not uploaded), its lease lapses and it is run
+ * again, here once there is room or on another worker, rather than the
+ * commit being judged broken.  Sets *err when true.
+ */
+static bool disk_full(const char *dir, const struct runner_result *result,
+		      char **err)
+{
+	struct statvfs fs;
+	unsigned long long free_bytes = ~0ULL;
+
+	if (statvfs(dir, &fs) == 0)
+		free_bytes = (unsigned long long)fs.f_bavail * fs.f_frsize;
+	if (free_bytes >= TASK_DISK_FREE_MIN &&
+	    (result == NULL ||
+	     (!mentions_full_disk(result->out, result->out_len) &&
+	      !mentions_full_disk(result->err, result->err_len))))
+		return false;
+	free(*err);
+	if (asprintf(err,
+		     "the disk of %s is full (%llu bytes free): the failure "
+		     "is not held against the commit; the task will run "
+		     "again",
+		     dir, free_bytes) < 0)
+		*err = NULL;
+	return true;
+}
+
 /* Builds `tc` in its build tree.  0 when built, 1 when the build failed
  * (the log appended to `failures`), -1 when it could not be attempted. */
 static int build_commit(struct task_commit *tc, const char *build,
@@ -336,6 +376,12 @@ static int build_commit(struct task_commit *tc, const char *build,
 					     .timeout_s = (double)timeout_s},
 		       err) < 0)
 		return -1;
+	if ((result.exit_code != 0 || result.timed_out) &&
+	    disk_full(tc->tree, &result, err)) {
+		log_warn("build of %.12s failed: %s", tc->sha, *err);
+		runner_result_clear(&result);
+		return -1;
+	}
 	if (result.exit_code != 0 || result.timed_out) {
 		char *log = task_tail(result.out, result.out_len, result.err,
 				      result.err_len, TASK_BUILD_LOG_MAX);
@@ -474,6 +520,13 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 					       &outcome);
 				if (one == NULL)
 					goto out;
+				if (json_integer_value(json_object_get(
+					one, "exit_code")) != 0 &&
+				    disk_full(c->tree, NULL, err)) {
+					json_decref(one);
+					json_decref(outcome);
+					goto out;
+				}
 				keep_outcome(c, outcome);
 				json_object_set_new(one, "commit_index",
 						    json_integer(c->index));

@@ -7,10 +7,11 @@ workers or more runs than it asked for, the job's run count equal to the
 runs it shows, one report queued for it."""
 import os
 import signal
+import subprocess
 import time
 import uuid
 
-from harness import Cluster, Service, bench_repo, check, eq, test
+from harness import Cluster, Service, Skip, bench_repo, check, eq, test
 
 COMMITS = 12
 CULPRIT = 7
@@ -49,7 +50,7 @@ class Scene:
     """A cluster, a server (no worker yet) and a job on a planted
     regression, in a directory of the test's own."""
 
-    def __init__(self, root, name, run="./bench"):
+    def __init__(self, root, name, run="./bench", build="sh build.sh"):
         self.root = os.path.join(root, name)
         os.makedirs(self.root, exist_ok=True)
         self.cluster = Cluster(self.root)
@@ -57,7 +58,8 @@ class Scene:
                            lease_seconds=3)
         repo, self.shas = bench_repo(os.path.join(self.root, "repo"), COMMITS,
                                      {CULPRIT: 950.0}, owner=name)
-        self.svc.register(name, repo, name, run=run, runs_min=5, runs_max=30)
+        self.svc.register(name, repo, name, run=run, build=build, runs_min=5,
+                          runs_max=30)
         self.job = self.svc.submit({"repo": name, "testcase": name,
                                     "good": self.shas[0], "bad": self.shas[-1],
                                     "notify": ["dev@example.org"]})["id"]
@@ -163,3 +165,45 @@ def postgresql_stopped_mid_job_is_restarted_and_the_job_ends_once(root):
         scene.check_outcome()
     finally:
         scene.close()
+
+
+
+@test
+def disk_full_during_a_build_fails_no_commit_and_the_job_ends_right(root):
+    """The worker's work dir is a 16 MB tmpfs and the first build fills
+    it.  That failure is not held against the commit: the worker gives
+    the task up, the test frees the space, the task runs again.  (Before,
+    the commit was held broken.)"""
+    state = os.path.join(root, "disk-full-state")
+    os.makedirs(state, exist_ok=True)
+    work = os.path.join(root, "disk-full", "disk-full-box-1")
+    ballast = os.path.join(work, "ballast")
+    # As a compiler does, the failing build removes its partial output:
+    # the disk has room again when the worker looks, but the build said
+    # why it failed.
+    scene = Scene(root, "disk-full", build=(
+        "if mkdir %s/full 2>/dev/null; then head -c 2M /dev/zero > partial.o;"
+        " head -c 64M /dev/zero > %s 2>/dev/null || { rm -f partial.o;"
+        " echo 'cc: error: partial.o: No space left on device' >&2; exit 1; };"
+        " fi; sh build.sh" % (state, ballast)))
+    mounted = False
+    try:
+        os.makedirs(work, exist_ok=True)
+        mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs",
+                                work], stderr=subprocess.PIPE, text=True)
+        if mount.returncode != 0:
+            raise Skip("cannot mount a tmpfs: " + mount.stderr.strip())
+        mounted = True
+        scene.svc.start_worker()
+        wait_for("the build that fills the disk",
+                 lambda: os.path.isdir(os.path.join(state, "full")))
+        time.sleep(2)  # the build fails; then an operator frees space
+        os.remove(ballast)
+        done = scene.check_outcome()
+        eq([c["commit"] for c in done["commits"] if c["build_failed"]], [],
+           "commits held broken")
+        check("is full" in scene.svc.log("worker"), "the worker says why")
+    finally:
+        scene.close()
+        if mounted:
+            subprocess.run(["umount", "-l", work])

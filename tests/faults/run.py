@@ -30,7 +30,7 @@ def main():
     for path in sorted(glob.glob(os.path.join(HERE, "fault_*.py"))):
         importlib.import_module(os.path.basename(path)[:-3])
     root = harness.workdir()
-    passed = failed = 0
+    passed = failed = skipped = 0
     try:
         for fn in harness.TESTS:
             name = "%s.%s" % (fn.__module__, fn.__name__)
@@ -41,6 +41,9 @@ def main():
                 fn(root)
                 passed += 1
                 print("PASS %-64s %6.1fs" % (name, time.time() - t0), flush=True)
+            except harness.Skip as why:
+                skipped += 1
+                print("SKIP %-64s %s" % (name, why), flush=True)
             except Exception:
                 failed += 1
                 print("FAIL %-64s %6.1fs" % (name, time.time() - t0), flush=True)
@@ -50,7 +53,7 @@ def main():
             print("kept", root)
         else:
             harness.rmtree(root)
-    print("faults: %d passed, %d failed" % (passed, failed))
+    print("faults: %d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 1 if failed else 0
 
 

@@ -301,6 +301,11 @@ def rand_index(lo, hi, seed=None):
 TESTS = []
 
 
+class Skip(Exception):
+    """Raised by a test that this machine cannot run, saying why (the
+    fault suite's runner reports it as skipped)."""
+
+
 def test(fn):
     """Registers an integration test case: fn(env) raises on failure."""
     TESTS.append(fn)
