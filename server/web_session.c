@@ -138,6 +138,12 @@ bool web_require(struct web_session *out, struct http_response *res,
 	return true;
 }
 
+/* What a browser is shown for a form body that cannot be read. */
+#define BAD_FORM_MESSAGE                                                      \
+	"This form could not be read: a form is sent as "                     \
+	"application/x-www-form-urlencoded UTF-8 text, as this site's "       \
+	"own pages send it. Go back, reload the page and send it again."
+
 /*
  * Parses the form body of a POST and checks its "csrf" field against the
  * session's.  The fields (new reference), or NULL after answering.
@@ -149,8 +155,11 @@ static json_t *checked_form(struct http_response *res,
 	json_t *form = http_form_body(res, req);
 	const char *csrf;
 
-	if (form == NULL)
+	if (form == NULL) {
+		/* A page for the browser, not the API's JSON error. */
+		web_error_page(res, 400, session, BAD_FORM_MESSAGE);
 		return NULL;
+	}
 	csrf = json_string_value(json_object_get(form, "csrf"));
 	if (csrf == NULL || session == NULL || !session->valid ||
 	    !secret_equal(csrf, session->csrf)) {
@@ -267,8 +276,10 @@ void web_signin(struct http_response *res, struct http_request *req)
 	json_t *form = http_form_body(res, req);
 	PGresult *r;
 
-	if (form == NULL)
+	if (form == NULL) {
+		web_error_page(res, 400, NULL, BAD_FORM_MESSAGE);
 		return;
+	}
 	token = json_string_value(json_object_get(form, "token"));
 	csrf = json_string_value(json_object_get(form, "csrf"));
 	next = safe_next(json_string_value(json_object_get(form, "next")));

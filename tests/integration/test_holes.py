@@ -110,3 +110,19 @@ def a_slow_registration_does_not_stall_jobs_on_other_repositories(env):
                      token=svc.submit_token)
     finally:
         slow.shutdown()
+
+
+@test
+def a_malformed_form_from_a_browser_gets_an_html_page(env):
+    port = int(env.svc.url.rsplit(":", 1)[1])
+    for body in (b"token=%ff%fe", b"token=a%00b", b"%zz=1&token=%e2%82"):
+        data = raw(port, b"POST /signin HTTP/1.1\r\nHost: x\r\n"
+                   b"Content-Type: application/x-www-form-urlencoded\r\n"
+                   b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
+                   % (len(body), body), b"</html>")
+        head, _, page = data.partition(b"\r\n\r\n")
+        check(head.startswith(b"HTTP/1.1 400 "), "400 for %r: %r" % (body, head[:80]))
+        check(b"Content-Type: text/html" in head, "an HTML page for %r: %r"
+              % (body, head))
+        check(b"This form could not be read" in page, "the page says why: %r"
+              % page[-600:])
