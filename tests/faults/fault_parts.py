@@ -207,3 +207,18 @@ def disk_full_during_a_build_fails_no_commit_and_the_job_ends_right(root):
         scene.close()
         if mounted:
             subprocess.run(["umount", "-l", work])
+
+
+@test
+def a_benchmark_crashing_on_some_runs_does_not_change_the_culprit(root):
+    # Every fourth run of each commit dies of SIGSEGV before printing.
+    scene = Scene(root, "crashing-runs",
+                  run='if [ $((STATBISECT_RUN % 4)) -eq 0 ]; then kill -SEGV $$; fi;'
+                      ' ./bench')
+    try:
+        scene.svc.start_worker()
+        done = scene.check_outcome()
+        check(sum(c["failed_runs"] for c in done["commits"]) > 0,
+              "the crashed runs are counted as failed")
+    finally:
+        scene.close()
