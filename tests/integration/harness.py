@@ -183,7 +183,7 @@ class Service:
     """statbisect-server (and optionally one worker) on the cluster."""
 
     def __init__(self, root, cluster, name, worker=True, lease_seconds=None,
-                 smtp_url=None, conninfo=None, extra_args=()):
+                 smtp_url=None, conninfo=None, extra_args=(), server_bin=None):
         self.root = root
         self.cluster = cluster
         self.conninfo = conninfo or cluster.conninfo
@@ -192,7 +192,8 @@ class Service:
         self.url = "http://127.0.0.1:%d" % self.port
         self.mail = os.path.join(root, name + "-mail")
         self.procs = []
-        args = [os.path.join(ROOT, "bin/statbisect-server"), "--db", self.conninfo,
+        args = [server_bin or os.path.join(ROOT, "bin/statbisect-server"),
+                "--db", self.conninfo,
                 "--listen", "127.0.0.1:%d" % self.port, "--mail-dir", self.mail,
                 "--data-dir", os.path.join(root, name + "-data")]
         if lease_seconds:
