@@ -5,6 +5,7 @@ started again).  Each test has a cluster of its own, bisects a planted 5%
 regression and checks: the right culprit, no task with runs from two
 workers or more runs than it asked for, the job's run count equal to the
 runs it shows, one report queued for it."""
+import datetime
 import os
 import signal
 import subprocess
@@ -220,5 +221,40 @@ def a_benchmark_crashing_on_some_runs_does_not_change_the_culprit(root):
         done = scene.check_outcome()
         check(sum(c["failed_runs"] for c in done["commits"]) > 0,
               "the crashed runs are counted as failed")
+    finally:
+        scene.close()
+
+
+FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+
+
+@test
+def a_worker_whose_clock_jumps_forward_and_back_finishes_the_job(root):
+    """The worker's wall clock (libfaketime, Debian's faketime package)
+    jumps a day ahead in the middle of the job, then two hours behind
+    the true time, as a badly stepped NTP clock would; its monotonic clock
+    runs on, as the kernel's does."""
+    if not os.path.exists(FAKETIME):
+        raise Skip("libfaketime is not installed (scripts/install-deps)")
+    offset = os.path.join(root, "clock-jump-offset")
+    with open(offset, "w") as f:
+        f.write("+0\n")
+    scene = Scene(root, "clock-jump", run="sleep 0.05; ./bench")
+    try:
+        scene.svc.start_worker(env={
+            "LD_PRELOAD": FAKETIME, "FAKETIME_TIMESTAMP_FILE": offset,
+            "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1"})
+        wait_for("the first runs", lambda: scene.runs_stored() >= 5)
+        with open(offset, "w") as f:
+            f.write("+1d\n")
+        tomorrow = (datetime.datetime.now(datetime.timezone.utc) +
+                    datetime.timedelta(days=1)).strftime("%Y-%m-%d")
+        before = scene.runs_stored()
+        wait_for("the worker's log a day ahead, and more runs",
+                 lambda: tomorrow in scene.svc.log("worker")
+                 and scene.runs_stored() > before)
+        with open(offset, "w") as f:
+            f.write("-2h\n")
+        scene.check_outcome()
     finally:
         scene.close()
