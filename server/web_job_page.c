@@ -354,15 +354,11 @@ static json_t *report_text(PGconn *conn, long long job_id)
 	struct strbuf b = STRBUF_INIT;
 	char *message = NULL, *out;
 	json_t *text = json_null();
-	const char *m;
 
 	if (store_jobs_report(&message, conn, job_id) != 0 || message == NULL)
 		return text;
 	/* The stored message has CRLF line ends (RFC 5322). */
-	for (m = message; *m != '\0'; m++) {
-		if (m[0] != '\r' || m[1] != '\n')
-			strbuf_appendn(&b, m, 1);
-	}
+	strbuf_lf(&b, message, strlen(message));
 	if (strbuf_finish(&out, NULL, &b) == 0)
 		text = string_take(out);
 	free(message);

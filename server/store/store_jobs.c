@@ -14,9 +14,13 @@ static double number_or_nan(const PGresult *r, int row, int col)
 	return db_is_null(r, row, col) ? NAN : db_double(r, row, col);
 }
 
-static void id_text(char buf[24], long long id)
+/* Runs `sql` with job `job_id` as its one parameter $1. */
+static PGresult *job_query(PGconn *conn, const char *sql, long long job_id)
 {
-	snprintf(buf, 24, "%lld", id);
+	char job_text[STORE_INT_TEXT];
+	const char *params[1] = {store_int_text(job_text, job_id)};
+
+	return db_exec(conn, sql, 1, params);
 }
 
 void store_job_target_clear(struct store_job_target *target)
@@ -74,17 +78,19 @@ int store_jobs_create(long long *out_id, PGconn *conn,
 		      const struct store_job_new *job,
 		      const struct gitrepo_commit *commits, size_t count)
 {
-	char repo_id[24], testcase_id[24], token[24], job_text[24], idx[24];
-	char runs_min[24], runs_max[24], parents[256];
+	char repo_id[STORE_INT_TEXT], testcase_id[STORE_INT_TEXT],
+	    token[STORE_INT_TEXT], job_text[STORE_INT_TEXT],
+	    idx[STORE_INT_TEXT];
+	char runs_min[STORE_INT_TEXT], runs_max[STORE_INT_TEXT], parents[256];
 	const char *params[10];
 	PGresult *r;
 	size_t i;
 
-	id_text(repo_id, job->repo_id);
-	id_text(testcase_id, job->testcase_id);
-	id_text(token, job->created_by);
-	id_text(runs_min, job->runs_min);
-	id_text(runs_max, job->runs_max);
+	store_int_text(repo_id, job->repo_id);
+	store_int_text(testcase_id, job->testcase_id);
+	store_int_text(token, job->created_by);
+	store_int_text(runs_min, job->runs_min);
+	store_int_text(runs_max, job->runs_max);
 	params[0] = repo_id;
 	params[1] = testcase_id;
 	params[2] = job->good_rev;
@@ -106,7 +112,7 @@ int store_jobs_create(long long *out_id, PGconn *conn,
 		return STORE_FAILED;
 	*out_id = db_int(r, 0, 0);
 	PQclear(r);
-	id_text(job_text, *out_id);
+	store_int_text(job_text, *out_id);
 	for (i = 0; i < count; i++) {
 		parents_text(parents, sizeof(parents), &commits[i]);
 		snprintf(idx, sizeof(idx), "%zu", i);
@@ -132,14 +138,11 @@ int store_jobs_create(long long *out_id, PGconn *conn,
 
 int store_jobs_lock(PGconn *conn, long long job_id, char state[16])
 {
-	char job_text[24];
-	const char *params[1] = {job_text};
 	PGresult *r;
 	int found;
 
-	id_text(job_text, job_id);
-	r = db_exec(conn, "SELECT state FROM jobs WHERE id = $1 FOR UPDATE", 1,
-		    params);
+	r = job_query(conn, "SELECT state FROM jobs WHERE id = $1 FOR UPDATE",
+		      job_id);
 	if (r == NULL)
 		return STORE_FAILED;
 	found = PQntuples(r) == 1;
@@ -157,13 +160,10 @@ void store_job_clear(struct store_job *job)
 
 int store_jobs_get(struct store_job *out, PGconn *conn, long long job_id)
 {
-	char job_text[24];
-	const char *params[1] = {job_text};
 	PGresult *r;
 
 	memset(out, 0, sizeof(*out));
-	id_text(job_text, job_id);
-	r = db_exec(
+	r = job_query(
 	    conn,
 	    "SELECT j.id, j.state, j.verdict, j.culprit_sha,"
 	    " j.parent_sha, j.change_pct, j.p_value, j.good_sha,"
@@ -210,7 +210,7 @@ int store_jobs_get(struct store_job *out, PGconn *conn, long long job_id)
 								      "WHERE "
 								      "j.id = "
 								      "$1",
-	    1, params);
+	    job_id);
 	if (r == NULL)
 		return STORE_FAILED;
 	if (PQntuples(r) != 1) {
@@ -253,25 +253,26 @@ void store_job_delivery_clear(struct store_job_delivery *delivery)
 int store_jobs_delivery(struct store_job_delivery *out, PGconn *conn,
 			long long job_id)
 {
-	char job_text[24];
-	const char *params[1] = {job_text};
 	PGresult *r;
 
 	memset(out, 0, sizeof(*out));
-	id_text(job_text, job_id);
-	r = db_exec(conn,
-		    "SELECT CASE WHEN recipients = '[]'::jsonb THEN 'none'"
-		    " WHEN sent_at IS NOT NULL THEN 'sent'"
-		    " WHEN failed_at IS NOT NULL THEN 'failed'"
-		    " WHEN attempts > 0 THEN 'retrying'"
-		    " ELSE 'pending' END, attempts, last_error,"
-		    " " STORE_TIMESTAMP("sent_at") ", " STORE_TIMESTAMP(
-			"next_attempt_at") ","
-					   " recipients"
-					   " FROM outbox WHERE job_id = $1 "
-					   "ORDER BY id DESC"
-					   " LIMIT 1",
-		    1, params);
+	r = job_query(
+	    conn,
+	    "SELECT CASE WHEN recipients = '[]'::jsonb THEN 'none'"
+	    " WHEN sent_at IS NOT NULL THEN 'sent'"
+	    " WHEN failed_at IS NOT NULL THEN 'failed'"
+	    " WHEN attempts > 0 THEN 'retrying'"
+	    " ELSE 'pending' END, attempts, last_error, " STORE_TIMESTAMP(
+		"sent_at") ", " STORE_TIMESTAMP("next_attempt_at") ", "
+								   "recipients"
+								   " FROM "
+								   "outbox "
+								   "WHERE "
+								   "job_id = "
+								   "$1 ORDER "
+								   "BY id DESC"
+								   " LIMIT 1",
+	    job_id);
 	if (r == NULL)
 		return STORE_FAILED;
 	if (PQntuples(r) != 1) {
@@ -290,15 +291,12 @@ int store_jobs_delivery(struct store_job_delivery *out, PGconn *conn,
 
 int store_jobs_builds(long long *out, PGconn *conn, long long job_id)
 {
-	char job_text[24];
-	const char *params[1] = {job_text};
 	PGresult *r;
 
-	id_text(job_text, job_id);
-	r = db_exec(conn,
-		    "SELECT coalesce(sum(builds), 0)"
-		    " FROM tasks WHERE job_id = $1",
-		    1, params);
+	r = job_query(conn,
+		      "SELECT coalesce(sum(builds), 0)"
+		      " FROM tasks WHERE job_id = $1",
+		      job_id);
 	if (r == NULL)
 		return STORE_FAILED;
 	*out = db_int(r, 0, 0);
@@ -308,18 +306,15 @@ int store_jobs_builds(long long *out, PGconn *conn, long long job_id)
 
 int store_jobs_report(char **out, PGconn *conn, long long job_id)
 {
-	char job_text[24];
-	const char *params[1] = {job_text};
 	PGresult *r;
 	int rc = 0;
 
 	*out = NULL;
-	id_text(job_text, job_id);
-	r = db_exec(conn,
-		    "SELECT j.id, o.message FROM jobs j LEFT JOIN outbox o"
-		    " ON o.job_id = j.id WHERE j.id = $1 ORDER BY o.id DESC"
-		    " LIMIT 1",
-		    1, params);
+	r = job_query(conn,
+		      "SELECT j.id, o.message FROM jobs j LEFT JOIN outbox o"
+		      " ON o.job_id = j.id WHERE j.id = $1 ORDER BY o.id DESC"
+		      " LIMIT 1",
+		      job_id);
 	if (r == NULL)
 		return STORE_FAILED;
 	if (PQntuples(r) == 0)
@@ -341,7 +336,7 @@ void store_jobs_page_clear(struct store_jobs_page *page)
 int store_jobs_list(struct store_jobs_page *out, PGconn *conn,
 		    const struct store_jobs_filter *filter)
 {
-	char limit[24], offset[24];
+	char limit[STORE_INT_TEXT], offset[STORE_INT_TEXT];
 	const char *params[6] = {filter->repo,	filter->testcase,
 				 filter->state, filter->verdict,
 				 limit,		offset};
@@ -349,8 +344,8 @@ int store_jobs_list(struct store_jobs_page *out, PGconn *conn,
 	int row;
 
 	memset(out, 0, sizeof(*out));
-	id_text(limit, filter->limit);
-	id_text(offset, filter->offset);
+	store_int_text(limit, filter->limit);
+	store_int_text(offset, filter->offset);
 	/* The outer join yields one row (the total) even for an empty
 	 * page. */
 	r = db_exec(
@@ -421,10 +416,9 @@ int store_jobs_list(struct store_jobs_page *out, PGconn *conn,
 }
 
 /* Runs one job statement with the job's id as $1. */
-static int exec_job(PGconn *conn, const char *sql, const char *job_text)
+static int exec_job(PGconn *conn, const char *sql, long long job_id)
 {
-	const char *params[1] = {job_text};
-	PGresult *r = db_exec(conn, sql, 1, params);
+	PGresult *r = job_query(conn, sql, job_id);
 
 	if (r == NULL)
 		return STORE_FAILED;
@@ -434,10 +428,8 @@ static int exec_job(PGconn *conn, const char *sql, const char *job_text)
 
 int store_jobs_cancel(char state[16], PGconn *conn, long long job_id)
 {
-	char job_text[24];
 	int rc;
 
-	id_text(job_text, job_id);
 	if (db_begin(conn) < 0)
 		return STORE_FAILED;
 	rc = store_jobs_lock(conn, job_id, state);
@@ -453,12 +445,12 @@ int store_jobs_cancel(char state[16], PGconn *conn, long long job_id)
 		     "UPDATE jobs SET state = 'cancelled',"
 		     " finished_at = now(),"
 		     " message = 'cancelled on request' WHERE id = $1",
-		     job_text) < 0 ||
+		     job_id) < 0 ||
 	    exec_job(conn,
 		     "UPDATE tasks SET state = 'cancelled',"
 		     " finished_at = now() WHERE job_id = $1"
 		     " AND state IN ('queued', 'running')",
-		     job_text) < 0 ||
+		     job_id) < 0 ||
 	    db_commit(conn) < 0) {
 		db_rollback(conn);
 		return STORE_FAILED;
@@ -475,18 +467,15 @@ void store_job_rerun_clear(struct store_job_rerun *rerun)
 int store_jobs_rerun_source(struct store_job_rerun *out, PGconn *conn,
 			    long long job_id)
 {
-	char job_text[24];
-	const char *params[1] = {job_text};
 	PGresult *r;
 
 	memset(out, 0, sizeof(*out));
-	id_text(job_text, job_id);
-	r = db_exec(conn,
-		    "SELECT rp.name, t.name, j.good_sha, j.bad_sha, j.notify"
-		    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
-		    " JOIN testcases t ON t.id = j.testcase_id"
-		    " WHERE j.id = $1",
-		    1, params);
+	r = job_query(conn,
+		      "SELECT rp.name, t.name, j.good_sha, j.bad_sha, j.notify"
+		      " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
+		      " JOIN testcases t ON t.id = j.testcase_id"
+		      " WHERE j.id = $1",
+		      job_id);
 	if (r == NULL)
 		return STORE_FAILED;
 	if (PQntuples(r) != 1) {
@@ -511,15 +500,12 @@ void store_job_runs_clear(struct store_job_runs *runs)
 
 int store_jobs_runs(struct store_job_runs *out, PGconn *conn, long long job_id)
 {
-	char job_text[24];
-	const char *params[1] = {job_text};
 	PGresult *r;
 	int row;
 
 	memset(out, 0, sizeof(*out));
-	id_text(job_text, job_id);
 	/* One row with a NULL run for a job without runs. */
-	r = db_exec(
+	r = job_query(
 	    conn,
 	    "SELECT r.id, r.commit_idx, c.sha, w.name, r.exit_code,"
 	    " r.wall_s, r.kpi, r.metrics, " STORE_TIMESTAMP(
@@ -530,7 +516,7 @@ int store_jobs_runs(struct store_job_runs *out, PGconn *conn, long long job_id)
 				"r.commit_idx"
 				" LEFT JOIN workers w ON w.id = r.worker_id"
 				" WHERE j.id = $1 ORDER BY r.id",
-	    1, params);
+	    job_id);
 	if (r == NULL)
 		return STORE_FAILED;
 	if (PQntuples(r) == 0) {
@@ -571,14 +557,14 @@ int store_jobs_page_info(struct store_job_page_info *out, PGconn *conn,
 			 long long job_id, const char *range_after,
 			 const char *range_through, const char *culprit)
 {
-	char job_text[24];
+	char job_text[STORE_INT_TEXT];
 	const char *params[4] = {job_text, range_after, range_through,
 				 culprit};
 	PGresult *r;
 
 	memset(out, 0, sizeof(*out));
 	out->range_lo = out->range_hi = -1;
-	id_text(job_text, job_id);
+	store_int_text(job_text, job_id);
 	r = db_exec(
 	    conn,
 	    "SELECT (SELECT idx FROM job_commits WHERE job_id = $1"
@@ -614,33 +600,30 @@ void store_job_path_clear(struct store_job_path *path)
 
 int store_jobs_path(struct store_job_path *out, PGconn *conn, long long job_id)
 {
-	char job_text[24];
-	const char *params[1] = {job_text};
 	PGresult *r;
 	int row;
 
 	memset(out, 0, sizeof(*out));
-	id_text(job_text, job_id);
 	/* The end of the log that explains a commit that gave no value:
 	 * its build's when it did not build, else its run's. */
-	r = db_exec(conn,
-		    "SELECT c.idx, c.sha, c.subject, c.author_name,"
-		    " (SELECT right(CASE WHEN x.build_failed"
-		    " OR x.outcome = 'build_failed' THEN x.build_log"
-		    " WHEN x.outcome IN ('crashed', 'timed_out', 'no_kpi')"
-		    " THEN x.run_output END, 2048) FROM job_commits x"
-		    " WHERE x.job_id = t.job_id AND x.idx = c.idx)"
-		    " FROM tasks t CROSS JOIN LATERAL jsonb_array_elements("
-		    "CASE WHEN jsonb_array_length(t.plan) > 0 THEN t.plan"
-		    " ELSE jsonb_build_array(jsonb_build_object('idx',"
-		    " t.commit_idx)) END) WITH ORDINALITY AS p(e, ord)"
-		    " JOIN job_commits c ON c.job_id = t.job_id"
-		    " AND c.idx = (p.e->>'idx')::int"
-		    " WHERE t.job_id = $1"
-		    " GROUP BY t.job_id, c.idx, c.sha, c.subject,"
-		    " c.author_name"
-		    " ORDER BY min(t.id * 64 + p.ord)",
-		    1, params);
+	r = job_query(conn,
+		      "SELECT c.idx, c.sha, c.subject, c.author_name,"
+		      " (SELECT right(CASE WHEN x.build_failed"
+		      " OR x.outcome = 'build_failed' THEN x.build_log"
+		      " WHEN x.outcome IN ('crashed', 'timed_out', 'no_kpi')"
+		      " THEN x.run_output END, 2048) FROM job_commits x"
+		      " WHERE x.job_id = t.job_id AND x.idx = c.idx)"
+		      " FROM tasks t CROSS JOIN LATERAL jsonb_array_elements("
+		      "CASE WHEN jsonb_array_length(t.plan) > 0 THEN t.plan"
+		      " ELSE jsonb_build_array(jsonb_build_object('idx',"
+		      " t.commit_idx)) END) WITH ORDINALITY AS p(e, ord)"
+		      " JOIN job_commits c ON c.job_id = t.job_id"
+		      " AND c.idx = (p.e->>'idx')::int"
+		      " WHERE t.job_id = $1"
+		      " GROUP BY t.job_id, c.idx, c.sha, c.subject,"
+		      " c.author_name"
+		      " ORDER BY min(t.id * 64 + p.ord)",
+		      job_id);
 	if (r == NULL)
 		return STORE_FAILED;
 	out->result = r;
