@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,13 +438,18 @@ static int store_runs(struct http_response *res, PGconn *conn,
 		char *metrics_text;
 		PGresult *r;
 
+		/* exit_code is an integer column: out of its range is the
+		 * worker's error (400), not the database's (500). */
 		if (!json_is_object(run) || !json_is_object(metrics) ||
 		    !json_is_integer(exit_code) ||
+		    json_integer_value(exit_code) < INT_MIN ||
+		    json_integer_value(exit_code) > INT_MAX ||
 		    (wall != NULL && !json_is_number(wall)) ||
 		    (index != NULL && !json_is_integer(index))) {
 			http_error(res, 400, "invalid_run",
 				   "run %zu needs 'metrics' (object), "
-				   "'exit_code' (integer), 'wall_s' (number) "
+				   "'exit_code' (a 32-bit integer), 'wall_s' "
+				   "(number) "
 				   "and optionally 'commit_index' (integer)",
 				   i);
 			goto fail;

@@ -126,3 +126,29 @@ def a_malformed_form_from_a_browser_gets_an_html_page(env):
               % (body, head))
         check(b"This form could not be read" in page, "the page says why: %r"
               % page[-600:])
+
+
+@test
+def an_exit_code_out_of_range_is_refused_400_not_a_500(env):
+    from harness import Api, Service
+    svc = Service(env.root, env.cluster, "holes_exit", worker=False,
+                  conninfo=env.cluster.database("holes_exit"))
+    try:
+        repo, shas = bench_repo(os.path.join(env.root, "holes-exit"), 2, owner=__name__)
+        svc.register("holes-exit", repo, "holes-exit")
+        svc.submit({"repo": "holes-exit", "testcase": "holes-exit",
+                    "good": shas[0], "bad": shas[-1]})
+        w = Api(svc.url, svc.worker_token)
+        wid = w.ok("POST", "/api/v1/workers", {"name": "holes-exit", "group": "default"})["id"]
+        task = w.ok("POST", "/api/v1/workers/%d/claim" % wid)["task"]
+        path = "/api/v1/tasks/%d/result" % task["id"]
+        for code in (9223372036854775807, 2147483648, -2147483649):
+            runs = [{"exit_code": code, "wall_s": 0.1, "metrics": {}}]
+            status, reply = w.call("POST", path, {"lease": task["lease"], "runs": runs})
+            eq((status, reply["error"]["code"]), (400, "invalid_run"),
+               "exit code %d" % code)
+        runs = [{"exit_code": 0, "wall_s": 0.1, "metrics": {"bench.score": 1000.0}}
+                for _ in range(task["commits"][0]["runs"])]
+        w.ok("POST", path, {"lease": task["lease"], "runs": runs})
+    finally:
+        svc.stop()
