@@ -138,10 +138,16 @@ static void segment_clear(struct segment *s)
 	memset(s, 0, sizeof(*s));
 }
 
+static double square(double x);
+
 /* One level: the runs of its commits pooled. */
 struct level {
 	double mean; /* 10% trimmed mean, robust to outliers */
 	size_t n;
+	/* Where the runs came from, for a location on another scale
+	 * (level_clipped): commits->v[first..]. */
+	const struct idlist *commits;
+	size_t first;
 };
 
 struct engine {
@@ -200,7 +206,72 @@ static int level_of(struct level *out, struct engine *e,
 	out->n = n;
 	out->mean = n >= 10 ? stats_trimmed_mean(e->scratch, n, 0.1)
 			    : values_mean(e->scratch, n);
+	out->commits = commits;
+	out->first = first;
 	return n > 0 ? 0 : -1;
+}
+
+/* A run standardised around `half` in units of `sigma`, clipped to
+ * [-clip, clip]: the scale on which a commit is classified. */
+static double clipped_z(double x, double half, double sigma, double clip)
+{
+	double z = (x - half) / sigma;
+
+	return z > clip ? clip : z < -clip ? -clip : z;
+}
+
+/* The runs of a level's commits: its search runs, or its fresh runs when
+ * it has no search runs at all (as level_of takes them). */
+static size_t level_runs(const struct engine *e, const struct level *l,
+			 size_t i, const double **values)
+{
+	const struct bisect_commit *c = &e->commits[l->commits->v[i]];
+
+	if (l->n > 0 && c->value_count > 0) {
+		*values = c->values;
+		return c->value_count;
+	}
+	*values = c->confirm_values;
+	return c->confirm_count;
+}
+
+/*
+ * A level's location on the classification's scale: the mean of its runs'
+ * clipped_z, and the sum of squared deviations of each commit's clipped
+ * runs around that commit's own mean, with the degrees of freedom it has.
+ * A commit under test and the levels it is compared with are then measured
+ * with one estimator: when the noise puts a share of the runs far off
+ * (a machine with a slow mode), the clipped runs pull the commit and both
+ * levels alike, and the spread of the clipped runs, not the noise's sd,
+ * says how sure a location is.
+ */
+static void level_clipped(const struct engine *e, const struct level *l,
+			  double half, double clip, double *mean, double *ss,
+			  size_t *dof)
+{
+	size_t i, k, n = 0;
+	double sum = 0;
+
+	*ss = 0;
+	*dof = 0;
+	for (i = l->first; i < l->commits->n; i++) {
+		const double *v;
+		size_t count = level_runs(e, l, i, &v);
+		double csum = 0, cmean;
+
+		for (k = 0; k < count; k++)
+			csum += clipped_z(v[k], half, e->sigma, clip);
+		if (count == 0)
+			continue;
+		cmean = csum / (double)count;
+		for (k = 0; k < count; k++)
+			*ss += square(clipped_z(v[k], half, e->sigma, clip) -
+				      cmean);
+		*dof += count - 1;
+		sum += csum;
+		n += count;
+	}
+	*mean = n > 0 ? sum / (double)n : 0.0;
 }
 
 /* Adds a decided commit to the noise estimate, once: a commit decided in
@@ -419,6 +490,8 @@ static enum decision classify(struct engine *e, const struct level *low,
 	const struct bisect_options *o = e->opts;
 	double sigma = e->sigma, delta = high->mean - low->mean;
 	double half = (low->mean + high->mean) / 2, d, clip, llr, zsum = 0;
+	double low_z, high_z, ss, ss_high, var_z;
+	size_t dof, dof_high;
 	double threshold = log((1 - o->step_alpha) / o->step_alpha);
 	size_t total = c->value_count + c->confirm_count, j;
 	bool whole = c->confirm_count > 0;
@@ -440,41 +513,45 @@ static enum decision classify(struct engine *e, const struct level *low,
 	}
 	d = delta / sigma;
 	clip = fabs(d) / 2 + CLIP_BEYOND;
+	level_clipped(e, low, half, clip, &low_z, &ss, &dof);
+	level_clipped(e, high, half, clip, &high_z, &ss_high, &dof_high);
+	ss += ss_high;
+	dof += dof_high;
+	/* The clipped runs' variance, from the levels once they have the
+	 * runs to tell it; 1 (the noise's sd) before. */
+	var_z = dof >= POOLED_DOF_MIN && ss > 0 ? ss / (double)dof : 1.0;
 	for (j = 0; j < total; j++) {
 		double x = j < c->value_count
 			       ? c->values[j]
 			       : c->confirm_values[j - c->value_count];
-		double z = (x - half) / sigma, loc, se_low, se_high;
+		double loc, se_low, se_high;
 		size_t n = j + 1;
 
-		if (z > clip)
-			z = clip;
-		else if (z < -clip)
-			z = -clip;
-		zsum += z;
+		zsum += clipped_z(x, half, sigma, clip);
 		if (n < o->step_runs_min || (whole && n < total))
 			continue;
-		loc = half + sigma * zsum / (double)n;
-		se_low = sigma * sqrt(1.0 / (double)n + 1.0 / (double)low->n);
+		loc = zsum / (double)n;
+		se_low =
+		    sqrt(var_z * (1.0 / (double)n + 1.0 / (double)low->n));
 		se_high =
-		    sigma * sqrt(1.0 / (double)n + 1.0 / (double)high->n);
+		    sqrt(var_z * (1.0 / (double)n + 1.0 / (double)high->n));
 		/* The likelihood ratio of the commit's location under each
 		 * level, the levels' own uncertainty included: with levels
 		 * known exactly this is d * (sum of z), and an estimate from
 		 * few runs cannot decide more than it knows. */
-		llr = (square(loc - low->mean) / square(se_low) -
-		       square(loc - high->mean) / square(se_high)) /
+		llr = (square(loc - low_z) / square(se_low) -
+		       square(loc - high_z) / square(se_high)) /
 			  2 +
 		      log(se_low / se_high);
 		*llr_out = llr;
 		if (llr >= threshold &&
-		    fabs(loc - high->mean) <= Z_CONSISTENT * se_high)
+		    fabs(loc - high_z) <= Z_CONSISTENT * se_high)
 			return DECIDE_HIGH;
 		if (llr <= -threshold &&
-		    fabs(loc - low->mean) <= Z_CONSISTENT * se_low)
+		    fabs(loc - low_z) <= Z_CONSISTENT * se_low)
 			return DECIDE_LOW;
-		if (fabs(loc - low->mean) > Z_NEITHER * se_low &&
-		    fabs(loc - high->mean) > Z_NEITHER * se_high)
+		if (fabs(loc - low_z) > Z_NEITHER * se_low &&
+		    fabs(loc - high_z) > Z_NEITHER * se_high)
 			return DECIDE_NEITHER;
 	}
 	return DECIDE_NONE;

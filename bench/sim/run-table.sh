@@ -28,6 +28,17 @@ JOBS=${JOBS:-2}
 strategies="engine oracle pinpoint lkp git-bisect"
 noises="gaussian lognormal bimodal outliers drift t3 quantized modes"
 
+# The modes cells run MODES_TRIALS trials (100) with runs_max
+# MODES_RUNS_MAX (200): at runs_max 1000 one engine trial of 1024
+# commits takes minutes, and the table would take hours.
+MODES_TRIALS=${MODES_TRIALS:-100}
+MODES_RUNS_MAX=${MODES_RUNS_MAX:-200}
+modes_limits() {
+	if [ "$1" = modes ]; then
+		echo " --trials $MODES_TRIALS --runs-max $MODES_RUNS_MAX"
+	fi
+}
+
 # One line per run: name|options.  The slow ones first, so that the
 # workers finish together.
 configs() {
@@ -40,8 +51,8 @@ configs() {
 	done
 	for n in $noises; do
 		for s in $strategies; do
-			echo "$n-e2-$s|--strategy $s --noise $n --effect 2"
-			echo "$n-e0-$s|--strategy $s --noise $n --effect 0"
+			echo "$n-e2-$s|--strategy $s --noise $n --effect 2$(modes_limits $n)"
+			echo "$n-e0-$s|--strategy $s --noise $n --effect 0$(modes_limits $n)"
 		done
 	done
 	for s in $strategies; do
@@ -143,7 +154,8 @@ How the engine compares with the published tools on simulated ranges:
   sd 10, and a slow one in which the benchmark takes 1.5 times as long:
   30% of the runs in slow stretches of 10 runs on average, a two-state
   Markov chain over the trial's runs in the order made; the effect stays
-  in units of the fast mode's sd).
+  in units of the fast mode's sd).  The modes cells run 100 trials with
+  `runs_max` 200: at 1000 one trial takes minutes.
 - **Failed builds**: with `--skip-rate R` each commit but the endpoints
   fails to build with probability R; no run of it can be made.  An engine
   request for one is a bug, counted as `bad_requests`.

@@ -2538,6 +2538,84 @@ static void test_bisect__two_mode_noise_endpoints_are_decided(void **state)
 	assert_int_equal(res.culprits[0].commit, 1);
 }
 
+/*
+ * Runs of `count` commits taken in turn (run i of every commit, then run
+ * i + 1), on a machine in the slow mode of modes_endpoints a share of the
+ * time: the commits' mixtures alike, as interleaved runs make them.
+ */
+static void modes_interleaved(double **values, const double *levels,
+			      size_t count, size_t runs, unsigned long seed)
+{
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	double leave_slow = 0.1, enter_slow = 0.1 * 0.3 / 0.7;
+	bool slow;
+	size_t i, k;
+
+	assert_non_null(rng);
+	gsl_rng_set(rng, seed);
+	slow = gsl_rng_uniform(rng) < 0.3;
+	for (i = 0; i < runs; i++) {
+		for (k = 0; k < count; k++) {
+			double v =
+			    levels[k] * (1 + gsl_ran_gaussian(rng, 0.01));
+
+			values[k][i] = slow ? 1.5 * v : v;
+			if (gsl_rng_uniform(rng) <
+			    (slow ? leave_slow : enter_slow))
+				slow = !slow;
+		}
+	}
+	gsl_rng_free(rng);
+}
+
+#define MODES_STEP_RUNS 60
+
+/*
+ * A commit inside the range on the same two-mode machine: measured with
+ * the levels' own estimator, its runs (the bad level's mixture) classify
+ * it as bad-like.  With the slow runs clipped for the commit but kept in
+ * the levels' trimmed means, it sat away from both levels and was called
+ * a third level.
+ */
+static void test_bisect__two_mode_noise_step_is_classified(void **state)
+{
+	static double runs[3][MODES_STEP_RUNS];
+	const double levels[3] = {12.0, 12.6, 12.6};
+	double *values[3] = {runs[0], runs[1], runs[2]};
+	struct bisect_commit commits[3];
+	enum bisect_class classes[3];
+	struct bisect_options opts;
+	struct bisect_result res;
+	const size_t parents[3] = {0, 0, 1};
+	unsigned long seed;
+	size_t i, right = 0;
+
+	(void)state;
+	for (seed = 1; seed <= 10; seed++) {
+		modes_interleaved(values, levels, 3, MODES_STEP_RUNS, seed);
+		memset(commits, 0, sizeof(commits));
+		for (i = 0; i < 3; i++) {
+			commits[i].values = runs[i];
+			commits[i].value_count = MODES_STEP_RUNS;
+			if (i > 0) {
+				commits[i].parents = &parents[i];
+				commits[i].parent_count = 1;
+			}
+		}
+		bisect_options_init(&opts, false);
+		opts.runs_max = MODES_STEP_RUNS;
+		opts.confirm = false;
+		assert_int_equal(bisect_step(&res, classes, commits, 3, &opts),
+				 0);
+		if (res.verdict == BISECT_REGRESSION &&
+		    res.culprit_count == 1 && res.culprits[0].commit == 1 &&
+		    classes[1] == BISECT_BAD_LIKE)
+			right++;
+	}
+	print_message("two modes, a step: %zu of 10 right\n", right);
+	assert_true(right >= 9);
+}
+
 /* The same machine with no change: never a culprit. */
 static void test_bisect__two_mode_noise_without_change_names_none(void **state)
 {
@@ -2576,6 +2654,7 @@ int main(void)
 		test_bisect__two_mode_noise_endpoints_are_decided),
 	    cmocka_unit_test(
 		test_bisect__two_mode_noise_without_change_names_none),
+	    cmocka_unit_test(test_bisect__two_mode_noise_step_is_classified),
 	    cmocka_unit_test(
 		test_bisect__options_init_gives_documented_defaults),
 	    cmocka_unit_test(
