@@ -314,6 +314,11 @@ static int report_check_input(const struct report_input *in)
 	for (i = 0; i < in->build_log_url_count; i++)
 		if (!report_is_line(in->build_log_urls[i]))
 			return -EINVAL;
+	if (in->commit_line_count && !in->commit_lines)
+		return -EINVAL;
+	for (i = 0; i < in->commit_line_count; i++)
+		if (!report_is_line(in->commit_lines[i]))
+			return -EINVAL;
 	if (in->param_count && !in->params)
 		return -EINVAL;
 	for (i = 0; i < in->param_count; i++)
@@ -699,6 +704,16 @@ static void report_put_wrapped(struct strbuf *b, const char *lead,
 	free(all);
 }
 
+/* A patch report's url/base/patch lines, then a blank line. */
+static void report_put_lines(struct strbuf *b, const struct report_input *in)
+{
+	size_t i;
+
+	for (i = 0; i < in->commit_line_count; i++)
+		strbuf_printf(b, "%s\n", in->commit_lines[i]);
+	strbuf_append(b, "\n");
+}
+
 static void report_put_commit_line(struct strbuf *b, const char *label,
 				   const char *sha, const char *subject)
 {
@@ -743,7 +758,10 @@ int report_render_body(char **out, const struct report_input *in)
 				       in->good_subject);
 		report_put_commit_line(&b, "bad:  ", in->bad_sha,
 				       in->bad_subject);
-		strbuf_printf(&b, "%s %s\n\n", in->tree, in->branch);
+		if (in->commit_line_count > 0)
+			report_put_lines(&b, in);
+		else
+			strbuf_printf(&b, "%s %s\n\n", in->tree, in->branch);
 		if (in->kind == REPORT_NO_CHANGE)
 			strbuf_append(&b,
 				      "The two ends of the range perform the "
@@ -763,9 +781,13 @@ int report_render_body(char **out, const struct report_input *in)
 	} else {
 		report_put_commit_line(&b, "commit: ", in->culprit_sha,
 				       in->culprit_subject);
-		strbuf_printf(&b, "%s %s\n\n",
-			      in->commit_url ? in->commit_url : in->tree,
-			      in->branch);
+		if (in->commit_line_count > 0)
+			report_put_lines(&b, in);
+		else
+			strbuf_printf(&b, "%s %s\n\n",
+				      in->commit_url ? in->commit_url
+						     : in->tree,
+				      in->branch);
 		report_put_changes(&b, in);
 	}
 

@@ -171,6 +171,11 @@ struct report_input {
 	 * direction and change); else NULL / 0 */
 	const struct report_change *changes;
 	size_t change_count;
+	/* A report on a patch: the lines shown under the commit line in
+	 * place of its link and branch ("url: ...", "base: ...", "patch
+	 * link: ...", "patch subject: ..."), each a line; or NULL / 0. */
+	const char *const *commit_lines;
+	size_t commit_line_count;
 };
 
 /*

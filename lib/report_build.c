@@ -363,7 +363,8 @@ static void add_recipient(struct build *b, bool cc, const char *address,
 static int collect_recipients(struct build *b)
 {
 	const struct report_job *job = b->job;
-	size_t max = 1 + job->notify_count + job->testcase_notify_count;
+	size_t max = 1 + job->notify_count + job->testcase_notify_count +
+		     job->patch_recipient_count;
 	size_t i;
 
 	b->to = calloc(max + 1, sizeof(*b->to));
@@ -374,6 +375,10 @@ static int collect_recipients(struct build *b)
 	if (b->culprit != NULL && job->notify_author)
 		add_recipient(b, false, job->commits[b->new_idx].author_email,
 			      "the culprit author's");
+	/* A patch's list and reviewers, as its sender addressed them. */
+	for (i = 0; job->notify_author && i < job->patch_recipient_count; i++)
+		add_recipient(b, false, job->patch_recipients[i],
+			      "a patch recipient's");
 	for (i = 0; i < job->notify_count; i++)
 		add_recipient(b, false, job->notify[i], "a notify");
 	for (i = 0; i < job->testcase_notify_count; i++)
@@ -640,6 +645,8 @@ static int fill_input(struct build *b)
 	in->bad_sha = job->commits[job->commit_count - 1].sha;
 	in->good_subject = b->good_subject;
 	in->bad_subject = b->bad_subject;
+	in->commit_lines = job->reply_lines;
+	in->commit_line_count = job->reply_line_count;
 	fill_numbers(b);
 	return fill_inconclusive(b);
 }
@@ -654,8 +661,16 @@ static int render(struct report_mail *out, struct build *b)
 	size_t i;
 	int error;
 
-	if ((error = report_render_subject(&out->subject, &b->in)) < 0 ||
-	    (error = report_render_body(&body, &b->in)) < 0)
+	if (job->reply_subject != NULL) {
+		/* A patch's report is a reply in the patch's thread. */
+		out->subject = strdup(job->reply_subject);
+		if (out->subject == NULL)
+			return -ENOMEM;
+	} else if ((error = report_render_subject(&out->subject, &b->in)) <
+		   0) {
+		return error;
+	}
+	if ((error = report_render_body(&body, &b->in)) < 0)
 		return error;
 	msg.from = job->mail_from;
 	if (b->to_count > 0) {
@@ -670,6 +685,7 @@ static int render(struct report_mail *out, struct build *b)
 	}
 	msg.date = job->date;
 	msg.message_id = job->message_id;
+	msg.in_reply_to = job->in_reply_to;
 	msg.subject = out->subject;
 	msg.body = body;
 	error = report_message_render(&out->message, &msg);

@@ -131,6 +131,15 @@ struct report_job {
 	size_t which; /* the culprit reported (see report_build_sides) */
 	const struct report_samples *samples;
 	const char *date, *message_id; /* report_date, report_message_id */
+	/* A patch job's report is a reply (all NULL / 0 otherwise): its
+	 * subject ("Re: <the patch's>"), the "<message-id>" it answers, the
+	 * url/base/patch lines shown under the commit line, and the patch's
+	 * To and Cc, who get it too when notify_author is set. */
+	const char *reply_subject, *in_reply_to;
+	const char *const *reply_lines;
+	size_t reply_line_count;
+	const char *const *patch_recipients;
+	size_t patch_recipient_count;
 };
 
 /*

@@ -10,6 +10,7 @@
 
 #include "db.h"
 #include "jobs.h"
+#include "patches.h"
 #include "server.h"
 
 #define API_JOBS_LIMIT_DEFAULT 50
@@ -407,6 +408,10 @@ void api_jobs_create(struct http_response *res, struct http_request *req)
 
 	if (body == NULL)
 		return;
+	if (patches_is_request(body)) {
+		patches_create(res, req, body);
+		goto out;
+	}
 	fields_init(&errors);
 	if (conn == NULL) {
 		http_db_failed(res);

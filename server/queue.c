@@ -16,6 +16,7 @@
 #include "db.h"
 #include "id.h"
 #include "log.h"
+#include "patches.h"
 #include "scheduler.h"
 #include "server.h"
 
@@ -268,7 +269,8 @@ void queue_claim(struct http_response *res, struct http_request *req)
 		    server_config.lease_seconds);
 		PQclear(d);
 		if (task != NULL &&
-		    attach_plan(conn, task, db_text(r, 0, 0)) < 0) {
+		    (attach_plan(conn, task, db_text(r, 0, 0)) < 0 ||
+		     patches_attach_series(conn, task, db_int(r, 0, 2)) < 0)) {
 			json_decref(task);
 			PQclear(r);
 			goto failed;

@@ -8,6 +8,7 @@
 
 #include "gitrepo.h"
 #include "log.h"
+#include "patches.h"
 #include "report_build.h"
 #include "secret.h"
 #include "server.h"
@@ -88,6 +89,9 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	struct report_commit *commits = commits_of(job);
 	struct report_job in = {0};
 	struct report_mail mail = {0};
+	struct patches_reply reply = {0};
+	const char **patch_recipients = NULL;
+	char *job_url = NULL;
 	char date[64], message_id[REPORT_MESSAGE_ID_MAX], *branch = NULL;
 	size_t base_idx, new_idx, i;
 	int error = -1, rc;
@@ -105,6 +109,23 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 			  job->id);
 		goto out;
 	}
+	/* A patch job's report is a reply in the patch's thread. */
+	if (asprintf(&job_url, "%s/jobs/%lld", base_url, job->id) < 0) {
+		job_url = NULL;
+		goto out;
+	}
+	if (patches_reply_load(&reply, conn, job->id, new_idx, job_url) < 0 ||
+	    (patch_recipients = calloc(json_array_size(reply.recipients) + 1,
+				       sizeof(*patch_recipients))) == NULL)
+		goto out;
+	for (i = 0; i < json_array_size(reply.recipients); i++)
+		patch_recipients[in.patch_recipient_count++] =
+		    json_string_value(json_array_get(reply.recipients, i));
+	in.patch_recipients = patch_recipients;
+	in.reply_subject = reply.subject;
+	in.in_reply_to = reply.in_reply_to;
+	in.reply_lines = (const char *const *)reply.lines;
+	in.reply_line_count = reply.line_count;
 	report_date(date, sizeof(date), time(NULL));
 	in.id = job->id;
 	in.base_url = base_url;
@@ -151,6 +172,9 @@ out:
 	report_mail_clear(&mail);
 	report_samples_clear(&samples);
 	store_report_facts_clear(&facts);
+	patches_reply_clear(&reply);
+	free(patch_recipients);
+	free(job_url);
 	free(commits);
 	free(branch);
 	return error;

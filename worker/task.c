@@ -16,6 +16,7 @@
 #include "monitor.h"
 #include "outcome.h"
 #include "runner.h"
+#include "series.h"
 
 #define TASK_BUILD_LOG_MAX (64u * 1024)
 #define TASK_RUN_OUTPUT_MAX (16u * 1024)
@@ -80,11 +81,13 @@ static bool has_commit(git_repository *repo, const char *sha)
 }
 
 /* Brings commit `sha` into the build tree `tree`, fetching it into the
- * repository's mirror first when the mirror lacks it. */
+ * repository's mirror first when the mirror lacks it.  A commit of a patch
+ * job's `series` (or NULL) is made from it on its base (series.h). */
 static int prepare_tree(const struct task_env *env, const char *repo_name,
 			const char *url, const char *sha, const char *tree,
-			char **err)
+			json_t *series, char **err)
 {
+	const char *base = json_string_value(json_object_get(series, "base"));
 	git_repository *repo = NULL;
 	char mirror[4096], dir[4096];
 	int error = -1;
@@ -93,7 +96,9 @@ static int prepare_tree(const struct task_env *env, const char *repo_name,
 	mkdir(dir, 0755);
 	snprintf(mirror, sizeof(mirror), "%s/mirrors/%s.git", env->work_dir,
 		 repo_name);
-	if (gitrepo_open(&repo, mirror, err) == 0 && has_commit(repo, sha)) {
+	if (gitrepo_open(&repo, mirror, err) == 0 &&
+	    (has_commit(repo, sha) ||
+	     (base != NULL && has_commit(repo, base)))) {
 		free(*err);
 		*err = NULL;
 	} else {
@@ -104,6 +109,9 @@ static int prepare_tree(const struct task_env *env, const char *repo_name,
 		if (gitrepo_mirror(&repo, mirror, url, err) < 0)
 			goto out;
 	}
+	if (base != NULL && !has_commit(repo, sha) &&
+	    series_build(repo, series, sha, err) < 0)
+		goto out;
 	if (gitrepo_checkout(repo, tree, sha, err) < 0)
 		goto out;
 	error = 0;
@@ -480,7 +488,8 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 			continue;
 		}
 		if (prepare_tree(env, repo_name, url, commits[i].sha,
-				 commits[i].tree, err) < 0 ||
+				 commits[i].tree,
+				 json_object_get(task, "series"), err) < 0 ||
 		    (rc = build_commit(&commits[i], build, timeout_s, envv,
 				       failures, err)) < 0)
 			goto out;
