@@ -55,4 +55,8 @@ int patches_reply_load(struct patches_reply *out, PGconn *conn,
 		       long long job_id, size_t idx, const char *job_url);
 void patches_reply_clear(struct patches_reply *reply);
 
+/* web_patches.c: the form, GET and POST /jobs/new-patch. */
+void web_patch_new(struct http_response *res, struct http_request *req);
+void web_patch_submit(struct http_response *res, struct http_request *req);
+
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "patches.h"
 #include "server.h"
 #include "tmpl.h"
 #include "web.h"
@@ -32,6 +33,8 @@ const struct http_route web_routes[] = {
     {"POST", "/signout", ROLE_NONE, web_signout},
     {"GET", "/jobs/new", ROLE_NONE, web_job_new},
     {"POST", "/jobs/new", ROLE_NONE, web_job_submit},
+    {"GET", "/jobs/new-patch", ROLE_NONE, web_patch_new},
+    {"POST", "/jobs/new-patch", ROLE_NONE, web_patch_submit},
     {"GET", "/jobs/{}", ROLE_NONE, web_job_page},
     {"GET", "/jobs/{}/live", ROLE_NONE, web_job_live},
     {"GET", "/jobs/{}/report", ROLE_NONE, web_job_report},

@@ -304,3 +304,21 @@ int store_patches_list_json(json_t **out, PGconn *conn, long long job_id)
 	PQclear(r);
 	return 0;
 }
+
+int store_patches_names(json_t **out, PGconn *conn, bool testcases)
+{
+	PGresult *r =
+	    db_exec(conn,
+		    testcases ? "SELECT name FROM testcases ORDER BY name"
+			      : "SELECT name FROM repos ORDER BY name",
+		    0, NULL);
+	int i;
+
+	if (r == NULL)
+		return -1;
+	*out = json_array();
+	for (i = 0; i < PQntuples(r); i++)
+		json_array_append_new(*out, json_string(db_text(r, i, 0)));
+	PQclear(r);
+	return 0;
+}

@@ -76,4 +76,8 @@ int store_patches_reply_json(json_t **out, PGconn *conn, long long job_id,
  * "message_id", "author"}], an empty array for other jobs. */
 int store_patches_list_json(json_t **out, PGconn *conn, long long job_id);
 
+/* The names of the registered testcases (or repositories), sorted, as a
+ * JSON array of strings, for the patch form's choices. */
+int store_patches_names(json_t **out, PGconn *conn, bool testcases);
+
 #endif

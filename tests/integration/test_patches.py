@@ -135,3 +135,42 @@ def patch_series_that_does_not_apply_is_refused_naming_the_patch(env):
         status, answer = svc.api.call("POST", "/api/v1/jobs", request,
                                       token=svc.submit_token)
         eq((status, answer["error"]["code"]), (422, code), "refused: %r" % answer)
+
+
+@test
+def patch_series_through_the_form_is_bisected_and_replied(env):
+    from test_web import Browser, field
+    svc = env.svc
+    repo, shas = bench_repo(os.path.join(env.root, "patchrepo3"), 3,
+                            owner=__name__ + "3")
+    svc.register("patchrepo3", repo, "patch-tc3")
+    mbox = make_series(repo)
+    ids = message_ids(mbox)
+    b = Browser(svc.url).sign_in(svc.submit_token)
+    status, _, page = b.get("/jobs/new-patch")
+    eq(status, 200, "the patch form")
+    check('<textarea id="mbox" name="mbox"' in page and 'type="file"' in page,
+          "the form takes a series as text and as a file")
+    form = {"csrf": field(page, "csrf"), "repo": "patchrepo3",
+            "testcase": "patch-tc3", "base": shas[0], "mbox": mbox,
+            "archive": "", "notify": "watcher@example.org"}
+    status, _, page = b.post("/jobs/new-patch", form)
+    eq(status, 422, "a series that does not apply is refused on the form")
+    check("patch 2 &#39;[PATCH 2/4] fs: ext4: rewrite file one&#39; does not apply"
+          in page or "patch 2 '[PATCH 2/4]" in page, "the failing patch is named")
+    form["base"] = "main"
+    status, hdrs, _ = b.post("/jobs/new-patch", form)
+    eq(status, 303, "a series that applies makes a job")
+    job_id = int(re.match(r"^/jobs/(\d+)$", hdrs["Location"]).group(1))
+    done = svc.wait(job_id)
+    eq(done["verdict"], "regression", "verdict")
+    status, text = svc.api.call("GET", "/api/v1/jobs/%d/report" % job_id,
+                                token=svc.read_token)
+    eq(status, 200, "report")
+    msg = parse(text.encode())
+    eq(str(msg["Subject"]), "Re: [PATCH 3/4] sched: take the slow path", "Subject")
+    eq(msg["In-Reply-To"], ids[3], "In-Reply-To")
+    body = msg.get_content()
+    check('commit: %s ("sched: take the slow path")' % done["culprit"] in body,
+          "the third patch is the culprit")
+    check("watcher@example.org" in str(msg["To"]), "notify from the form: %s" % msg["To"])

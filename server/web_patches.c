@@ -1,0 +1,132 @@
+/* The web form of patch jobs (issue 13): GET and POST /jobs/new-patch, a
+ * thin adapter over patches_create. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "patches.h"
+#include "server.h"
+#include "store/store_patches.h"
+#include "web.h"
+
+static const char *const patch_fields[] = {
+    "repo", "testcase", "base", "mbox", "archive", "notify", NULL};
+
+/* [{"name", "selected"}] of the repos or testcases. */
+static json_t *options(PGconn *conn, bool testcases, const char *selected)
+{
+	json_t *names = NULL, *out = json_array(), *name;
+	size_t i;
+
+	if (conn != NULL &&
+	    store_patches_names(&names, conn, testcases) == 0) {
+		json_array_foreach(names, i, name) json_array_append_new(
+		    out, json_pack("{s:O,s:b}", "name", name, "selected",
+				   selected != NULL &&
+				       strcmp(selected,
+					      json_string_value(name)) == 0));
+	}
+	json_decref(names);
+	return out;
+}
+
+static void render(struct http_response *res, unsigned status,
+		   const struct web_session *session, json_t *values,
+		   const char *general)
+{
+	PGconn *conn = db_conn();
+
+	web_render(res, status, "patch_new",
+		   json_pack("{s:s,s:O,s:o,s:o,s:s?,s:s}", "title",
+			     "Test a patch series", "values", values, "repos",
+			     options(conn, false,
+				     json_string_value(
+					 json_object_get(values, "repo"))),
+			     "testcases",
+			     options(conn, true,
+				     json_string_value(
+					 json_object_get(values, "testcase"))),
+			     "general_error", general, "csrf", session->csrf),
+		   session, "new");
+}
+
+void web_patch_new(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	json_t *values;
+
+	if (!web_require(&session, res, req, ROLE_SUBMIT, true))
+		return;
+	values = json_object();
+	render(res, 200, &session, values, NULL);
+	json_decref(values);
+}
+
+/* The notify field as an array: addresses split at commas and spaces. */
+static json_t *notify_list(const char *text)
+{
+	json_t *list = json_array();
+	const char *p = text != NULL ? text : "";
+
+	while (*p != '\0') {
+		size_t n;
+
+		while (*p == ',' || *p == ';' || isspace((unsigned char)*p))
+			p++;
+		n = strcspn(p, ",; \t\r\n");
+		if (n > 0)
+			json_array_append_new(list, json_stringn(p, n));
+		p += n;
+	}
+	return list;
+}
+
+void web_patch_submit(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	struct http_response answer = {0};
+	json_t *form, *body, *values, *reply = NULL;
+	json_error_t jerr;
+	char location[64];
+	size_t i;
+
+	if (!web_require_post(&session, &form, res, req, ROLE_SUBMIT))
+		return;
+	values = json_object();
+	for (i = 0; patch_fields[i] != NULL; i++)
+		json_object_set(values, patch_fields[i],
+				json_object_get(form, patch_fields[i]));
+	body = json_pack("{s:s}", "kind", "patch");
+	for (i = 0; patch_fields[i] != NULL; i++) {
+		const char *v =
+		    json_string_value(json_object_get(form, patch_fields[i]));
+
+		if (strcmp(patch_fields[i], "notify") == 0)
+			json_object_set_new(body, "notify", notify_list(v));
+		else if (v != NULL &&
+			 (v[0] != '\0' || strcmp(patch_fields[i], "archive")))
+			json_object_set_new(body, patch_fields[i],
+					    json_string(v));
+	}
+	patches_create(&answer, req, body);
+	if (answer.body != NULL)
+		reply = json_loadb(answer.body, answer.body_len, 0, &jerr);
+	if (answer.status == 201 &&
+	    json_integer_value(json_object_get(reply, "id")) > 0) {
+		snprintf(location, sizeof(location), "/jobs/%lld",
+			 (long long)json_integer_value(
+			     json_object_get(reply, "id")));
+		web_redirect(res, location);
+	} else {
+		render(res, answer.status >= 400 ? answer.status : 500,
+		       &session, values,
+		       web_api_message(reply, "The series was refused."));
+	}
+	json_decref(reply);
+	http_response_clear(&answer);
+	json_decref(body);
+	json_decref(values);
+	json_decref(form);
+}
