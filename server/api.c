@@ -14,7 +14,6 @@
 #include "mirror.h"
 #include "report.h"
 #include "scheduler.h"
-#include "secret.h"
 #include "server.h"
 
 void api_healthz(struct http_response *res, struct http_request *req)
@@ -109,58 +108,6 @@ static json_t *repo_json(const PGresult *r, int row)
 	    db_text(r, row, 1), "url", db_text(r, row, 2), "web_url",
 	    db_text(r, row, 3) != NULL ? json_string(db_text(r, row, 3))
 				       : json_null());
-}
-
-/* Random bytes in an API token: "sb_" and 48 hex digits. */
-#define API_TOKEN_BYTES 24
-
-void api_tokens_create(struct http_response *res, struct http_request *req)
-{
-	char token[3 + 2 * API_TOKEN_BYTES + 1] = "sb_";
-	const char *name, *role, *params[3];
-	json_t *body = http_json_body(res, req);
-	PGresult *r;
-
-	if (body == NULL)
-		return;
-	if (!get_string(res, body, "name", true, &name) ||
-	    !get_string(res, body, "role", true, &role))
-		goto out;
-	if (!valid_text(name, 128, false) || name[0] == '\0') {
-		http_error(res, 400, "invalid_field",
-			   "'name' must be 1 to 128 printable characters");
-		goto out;
-	}
-	if (strcmp(role, "admin") != 0 && strcmp(role, "submit") != 0 &&
-	    strcmp(role, "read") != 0 && strcmp(role, "worker") != 0) {
-		http_error(
-		    res, 400, "invalid_field",
-		    "'role' must be one of admin, submit, read, worker");
-		goto out;
-	}
-	if (secret_hex(token + 3, API_TOKEN_BYTES) < 0) {
-		http_error(res, 500, "internal", "no randomness for a token");
-		goto out;
-	}
-	params[0] = name;
-	params[1] = role;
-	params[2] = token;
-	r = db_exec(db_conn(),
-		    "INSERT INTO tokens (name, role, token_hash) VALUES ($1, "
-		    "$2, encode(sha256(convert_to($3, 'UTF8')), 'hex'))"
-		    " RETURNING id",
-		    3, params);
-	if (r == NULL) {
-		http_db_failed(res);
-		goto out;
-	}
-	http_json(res, 201,
-		  json_pack("{s:I,s:s,s:s,s:s}", "id",
-			    (json_int_t)db_int(r, 0, 0), "name", name, "role",
-			    role, "token", token));
-	PQclear(r);
-out:
-	json_decref(body);
 }
 
 void api_repos_create(struct http_response *res, struct http_request *req)

@@ -11,6 +11,7 @@
 #include "db.h"
 #include "log.h"
 #include "server.h"
+#include "tokens.h"
 #include "url.h"
 
 #define API_MORE_OPENAPI_MAX (1024 * 1024)
@@ -166,89 +167,6 @@ static void api_more_workers_list(struct http_response *res,
 	http_json(res, 200, json_pack("{s:o}", "workers", workers));
 }
 
-static json_t *token_json(const PGresult *r, int row)
-{
-	return json_pack("{s:I,s:s,s:s,s:s,s:s?}", "id",
-			 (json_int_t)db_int(r, row, 0), "name",
-			 db_text(r, row, 1), "role", db_text(r, row, 2),
-			 "created_at", db_text(r, row, 3), "revoked_at",
-			 db_text(r, row, 4));
-}
-
-/* GET /api/v1/tokens: never the hashes. */
-static void api_more_tokens_list(struct http_response *res,
-				 struct http_request *req)
-{
-	json_t *tokens;
-	PGresult *r;
-	int row;
-
-	(void)req;
-	r = db_exec(db_conn(),
-		    "SELECT"
-		    " id, name, role,"
-		    " to_char(created_at AT TIME ZONE 'UTC',"
-		    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-		    " to_char(revoked_at AT TIME ZONE 'UTC',"
-		    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-		    " FROM tokens ORDER BY id",
-		    0, NULL);
-	if (r == NULL) {
-		http_db_failed(res);
-		return;
-	}
-	tokens = json_array();
-	for (row = 0; row < PQntuples(r); row++)
-		json_array_append_new(tokens, token_json(r, row));
-	PQclear(r);
-	http_json(res, 200, json_pack("{s:o}", "tokens", tokens));
-}
-
-/* DELETE /api/v1/tokens/{}: revokes; 409 when revoked already. */
-static void api_more_tokens_revoke(struct http_response *res,
-				   struct http_request *req)
-{
-	const char *params[1] = {req->params[0]};
-	long long token_id;
-	PGresult *r;
-
-	if (!http_path_id(res, req->params[0], "not_found", "token",
-			  &token_id))
-		return;
-	r = db_exec(db_conn(),
-		    "UPDATE tokens SET revoked_at = now()"
-		    " WHERE id = $1 AND revoked_at IS NULL"
-		    " RETURNING"
-		    " id, name, role,"
-		    " to_char(created_at AT TIME ZONE 'UTC',"
-		    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-		    " to_char(revoked_at AT TIME ZONE 'UTC',"
-		    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')",
-		    1, params);
-	if (r == NULL) {
-		http_db_failed(res);
-		return;
-	}
-	if (PQntuples(r) == 1) {
-		log_info("token %lld ('%s') revoked", token_id,
-			 db_text(r, 0, 1));
-		http_json(res, 200, token_json(r, 0));
-		PQclear(r);
-		return;
-	}
-	PQclear(r);
-	r = db_exec(db_conn(), "SELECT 1 FROM tokens WHERE id = $1", 1,
-		    params);
-	if (r == NULL)
-		http_db_failed(res);
-	else if (PQntuples(r) == 0)
-		http_error(res, 404, "not_found", "no token %lld", token_id);
-	else
-		http_error(res, 409, "revoked",
-			   "token %lld is already revoked", token_id);
-	PQclear(r);
-}
-
 /* <dir of this program>/../web/openapi.yaml, malloc'd. */
 static char *openapi_path(void)
 {
@@ -313,8 +231,8 @@ const struct http_route api_more_routes[] = {
     {"GET", "/api/v1/repos", ROLE_READ, api_more_repos_list},
     {"GET", "/api/v1/testcases", ROLE_READ, api_more_testcases_list},
     {"GET", "/api/v1/workers", ROLE_READ, api_more_workers_list},
-    {"GET", "/api/v1/tokens", ROLE_ADMIN, api_more_tokens_list},
-    {"DELETE", "/api/v1/tokens/{}", ROLE_ADMIN, api_more_tokens_revoke},
+    {"GET", "/api/v1/tokens", ROLE_ADMIN, tokens_api_list},
+    {"DELETE", "/api/v1/tokens/{}", ROLE_ADMIN, tokens_api_revoke},
     {"GET", "/api/v1/openapi.yaml", ROLE_NONE, api_more_openapi},
     {NULL, NULL, ROLE_NONE, NULL},
 };

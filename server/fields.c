@@ -96,3 +96,49 @@ void fields_db_failed(struct field_errors *errors)
 			   "the server log has the details",
 			   state);
 }
+
+bool fields_json_string(struct field_errors *errors, json_t *body,
+			const char *key, bool required, const char **out)
+{
+	json_t *v = json_object_get(body, key);
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v)) {
+		if (!required)
+			return true;
+		fields_add(errors, key, 400, "missing_field",
+			   "field '%s' is required", key);
+		return false;
+	}
+	if (!json_is_string(v)) {
+		fields_add(errors, key, 400, "invalid_field",
+			   "field '%s' must be a string", key);
+		return false;
+	}
+	if (strlen(json_string_value(v)) != json_string_length(v)) {
+		fields_add(errors, key, 400, "invalid_field",
+			   "field '%s' contains a NUL character", key);
+		return false;
+	}
+	*out = json_string_value(v);
+	return true;
+}
+
+bool fields_json_int(struct field_errors *errors, json_t *body,
+		     const char *key, long long min, long long max,
+		     long long *out)
+{
+	json_t *v = json_object_get(body, key);
+
+	if (v == NULL || json_is_null(v))
+		return true;
+	if (!json_is_integer(v) || json_integer_value(v) < min ||
+	    json_integer_value(v) > max) {
+		fields_add(errors, key, 400, "invalid_field",
+			   "field '%s' must be an integer from %lld to %lld",
+			   key, min, max);
+		return false;
+	}
+	*out = json_integer_value(v);
+	return true;
+}

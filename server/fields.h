@@ -77,4 +77,19 @@ bool fields_answer(struct http_response *res,
  */
 void fields_db_failed(struct field_errors *errors);
 
+/*
+ * Readers of a JSON request body's fields, as every resource words them.
+ * fields_json_string: *out is the string `key` of `body` (borrowed), or
+ * NULL when absent or null; adds 400 "missing_field" when it is absent
+ * and `required`, 400 "invalid_field" when it is no string or holds a NUL
+ * (*out NULL).  fields_json_int: *out is the integer `key` in [min, max],
+ * left as it was when absent or null; adds 400 "invalid_field" for
+ * anything else.  Both return true when they added no error.
+ */
+bool fields_json_string(struct field_errors *errors, json_t *body,
+			const char *key, bool required, const char **out);
+bool fields_json_int(struct field_errors *errors, json_t *body,
+		     const char *key, long long min, long long max,
+		     long long *out);
+
 #endif

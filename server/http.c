@@ -14,7 +14,7 @@
 #include "db.h"
 #include "id.h"
 #include "log.h"
-#include "secret.h"
+#include "tokens.h"
 #include "url.h"
 
 struct http_server {
@@ -359,37 +359,15 @@ enum http_role http_role_from_name(const char *name)
 static int authenticate(struct http_server *server, struct http_request *req,
 			const char *header)
 {
-	const char *params[1];
-	PGconn *conn;
-	PGresult *res;
+	struct token_identity who;
 
 	req->role = ROLE_NONE;
 	if (header == NULL || strncmp(header, "Bearer ", 7) != 0)
 		return 0;
-	params[0] = header + 7;
-	if (params[0][0] == '\0' || strlen(params[0]) > 256)
-		return 0;
-	if (server->admin_token != NULL && server->admin_token[0] != '\0' &&
-	    secret_equal(params[0], server->admin_token)) {
-		req->role = ROLE_ADMIN;
-		req->token_id = 0;
-		return 0;
-	}
-	conn = db_conn();
-	if (conn == NULL)
+	if (tokens_identify(&who, header + 7, server->admin_token) < 0)
 		return -1;
-	res = db_exec(conn,
-		      "SELECT id, role FROM tokens"
-		      " WHERE token_hash = encode(sha256(convert_to($1, "
-		      "'UTF8')), 'hex') AND revoked_at IS NULL",
-		      1, params);
-	if (res == NULL)
-		return -1;
-	if (PQntuples(res) == 1) {
-		req->token_id = db_int(res, 0, 0);
-		req->role = http_role_from_name(db_text(res, 0, 1));
-	}
-	PQclear(res);
+	req->role = who.role;
+	req->token_id = who.token_id;
 	return 0;
 }
 
@@ -402,23 +380,35 @@ static bool role_allows(enum http_role have, enum http_role need)
 	return have >= need;
 }
 
+const struct http_route *http_route_find(const struct http_route *routes,
+					 const char *method, const char *path,
+					 char *buf, size_t size,
+					 const char **params, bool *path_known)
+{
+	const struct http_route *route;
+
+	*path_known = false;
+	for (route = routes; route->method != NULL; route++) {
+		memset(params, 0, HTTP_MAX_PARAMS * sizeof(*params));
+		if (!route_match(route->pattern, path, buf, size, params))
+			continue;
+		*path_known = true;
+		if (strcmp(route->method, method) == 0)
+			return route;
+	}
+	return NULL;
+}
+
 static void dispatch(struct http_server *server, struct http_response *res,
 		     struct http_request *req, const char *auth)
 {
 	char buf[1024];
 	const struct http_route *route;
-	bool path_known = false;
+	bool path_known;
 
-	for (route = server->routes; route->method != NULL; route++) {
-		memset(req->params, 0, sizeof(req->params));
-		if (!route_match(route->pattern, req->path, buf, sizeof(buf),
-				 req->params))
-			continue;
-		path_known = true;
-		if (strcmp(route->method, req->method) == 0)
-			break;
-	}
-	if (route->method == NULL) {
+	route = http_route_find(server->routes, req->method, req->path, buf,
+				sizeof(buf), req->params, &path_known);
+	if (route == NULL) {
 		if (path_known)
 			http_error(res, 405, "method_not_allowed",
 				   "%s is not allowed on %s", req->method,

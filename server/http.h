@@ -93,6 +93,20 @@ struct http_server *http_start(const char *host, unsigned port,
 			       const char *admin_token);
 void http_stop(struct http_server *server);
 
+/*
+ * The route of `routes` (NULL-method terminated, in match order) for
+ * `method` and `path`: its "{}" segments go to params[] (HTTP_MAX_PARAMS
+ * entries), pointing into `buf`, which receives a copy of the path (`size`
+ * bytes; a longer path matches nothing).  NULL when no route answers;
+ * then *path_known tells whether a route of another method has the path
+ * (405) or none has (404).
+ */
+const struct http_route *http_route_find(const struct http_route *routes,
+					 const char *method, const char *path,
+					 char *buf, size_t size,
+					 const char **params,
+					 bool *path_known);
+
 /* A query-string argument of the request, or NULL. */
 const char *http_query(const struct http_request *req, const char *name);
 

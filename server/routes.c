@@ -3,11 +3,12 @@
 
 #include "commitlog.h"
 #include "server.h"
+#include "tokens.h"
 
 /* The core contract routes; the route tables of other files follow. */
 static const struct http_route core_routes[] = {
     {"GET", "/healthz", ROLE_NONE, api_healthz},
-    {"POST", "/api/v1/tokens", ROLE_ADMIN, api_tokens_create},
+    {"POST", "/api/v1/tokens", ROLE_ADMIN, tokens_api_create},
     {"POST", "/api/v1/repos", ROLE_ADMIN, api_repos_create},
     {"POST", "/api/v1/testcases", ROLE_ADMIN, api_testcases_create},
     {"POST", "/api/v1/jobs", ROLE_SUBMIT, api_jobs_create},

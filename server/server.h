@@ -23,7 +23,6 @@ extern struct server_config server_config;
 /* api.c: the people's REST API. */
 
 void api_healthz(struct http_response *res, struct http_request *req);
-void api_tokens_create(struct http_response *res, struct http_request *req);
 void api_repos_create(struct http_response *res, struct http_request *req);
 void api_testcases_create(struct http_response *res, struct http_request *req);
 

@@ -11,62 +11,25 @@
 #include "log.h"
 #include "secret.h"
 #include "server.h"
+#include "tokens.h"
 #include "web.h"
-
-/* 64 lower-case hex digits: the shape of every secret the web sets. */
-static bool is_secret(const char *s)
-{
-	size_t i;
-
-	if (s == NULL || strlen(s) != 64)
-		return false;
-	for (i = 0; i < 64; i++) {
-		if (!((s[i] >= '0' && s[i] <= '9') ||
-		      (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	}
-	return true;
-}
-
-/* The role a stored name gives on the web pages: a worker token's is
- * none, since workers never sign in. */
-static enum http_role role_from_name(const char *name)
-{
-	enum http_role role = http_role_from_name(name);
-
-	return role == ROLE_WORKER ? ROLE_NONE : role;
-}
 
 /* Loads the session of the request's cookie: 0 (out->valid tells), -1
  * when the database is down. */
 static int session_load(struct web_session *out,
 			const struct http_request *req)
 {
-	const char *cookie = http_cookie(req, WEB_SESSION_COOKIE);
-	const char *params[1] = {cookie};
-	PGresult *r;
+	struct token_session session;
 
 	memset(out, 0, sizeof(*out));
-	if (!is_secret(cookie))
-		return 0;
-	r = db_exec(db_conn(),
-		    "SELECT s.role, s.csrf_token, s.token_id,"
-		    " coalesce(t.name, 'bootstrap admin')"
-		    " FROM sessions s LEFT JOIN tokens t ON t.id = s.token_id"
-		    " WHERE s.session_hash = encode(sha256(convert_to($1,"
-		    " 'UTF8')), 'hex') AND s.expires_at > now()"
-		    " AND (s.token_id IS NULL OR t.revoked_at IS NULL)",
-		    1, params);
-	if (r == NULL)
+	if (tokens_session_find(&session,
+				http_cookie(req, WEB_SESSION_COOKIE)) < 0)
 		return -1;
-	if (PQntuples(r) == 1) {
-		out->role = role_from_name(db_text(r, 0, 0));
-		snprintf(out->csrf, sizeof(out->csrf), "%s", db_text(r, 0, 1));
-		out->token_id = db_is_null(r, 0, 2) ? 0 : db_int(r, 0, 2);
-		snprintf(out->name, sizeof(out->name), "%s", db_text(r, 0, 3));
-		out->valid = out->role != ROLE_NONE;
-	}
-	PQclear(r);
+	out->role = session.role;
+	memcpy(out->csrf, session.csrf, sizeof(out->csrf));
+	out->token_id = session.token_id;
+	memcpy(out->name, session.name, sizeof(out->name));
+	out->valid = out->role != ROLE_NONE;
 	return 0;
 }
 
@@ -233,48 +196,14 @@ void web_signin_page(struct http_response *res, struct http_request *req)
 	signin_form(res, 200, http_query(req, "next"), NULL);
 }
 
-/* The role and id of `token`: 0, or -1 when the database is down. */
-static int token_lookup(const char *token, enum http_role *role,
-			long long *token_id, char *name, size_t name_size)
-{
-	const char *admin = getenv("STATBISECT_ADMIN_TOKEN");
-	const char *params[1] = {token};
-	PGresult *r;
-
-	*role = ROLE_NONE;
-	*token_id = 0;
-	if (token[0] == '\0' || strlen(token) > 256)
-		return 0;
-	if (admin != NULL && admin[0] != '\0' && secret_equal(token, admin)) {
-		*role = ROLE_ADMIN;
-		snprintf(name, name_size, "bootstrap admin");
-		return 0;
-	}
-	r = db_exec(db_conn(),
-		    "SELECT id, role, name FROM tokens"
-		    " WHERE token_hash = encode(sha256(convert_to($1, "
-		    "'UTF8')), 'hex') AND revoked_at IS NULL",
-		    1, params);
-	if (r == NULL)
-		return -1;
-	if (PQntuples(r) == 1) {
-		*token_id = db_int(r, 0, 0);
-		*role = role_from_name(db_text(r, 0, 1));
-		snprintf(name, name_size, "%s", db_text(r, 0, 2));
-	}
-	PQclear(r);
-	return 0;
-}
-
 void web_signin(struct http_response *res, struct http_request *req)
 {
-	const char *token, *csrf, *next, *cookie, *params[5];
-	char session_id[65], session_csrf[65], token_id_text[24], ttl[24];
-	char name[129], set_cookie[200];
-	enum http_role role;
-	long long token_id;
+	const char *token, *csrf, *next, *cookie;
+	char session_id[TOKENS_WEB_SECRET_SIZE];
+	char session_csrf[TOKENS_WEB_SECRET_SIZE], set_cookie[200];
+	struct token_identity who;
 	json_t *form = http_form_body(res, req);
-	PGresult *r;
+	int error;
 
 	if (form == NULL) {
 		web_error_page(res, 400, NULL, BAD_FORM_MESSAGE);
@@ -284,7 +213,7 @@ void web_signin(struct http_response *res, struct http_request *req)
 	csrf = json_string_value(json_object_get(form, "csrf"));
 	next = safe_next(json_string_value(json_object_get(form, "next")));
 	cookie = http_cookie(req, WEB_SIGNIN_COOKIE);
-	if (csrf == NULL || !is_secret(cookie) ||
+	if (csrf == NULL || !tokens_is_web_secret(cookie) ||
 	    !secret_equal(csrf, cookie)) {
 		web_error_page(res, 403, NULL,
 			       "This sign-in form is stale or was not sent "
@@ -295,11 +224,12 @@ void web_signin(struct http_response *res, struct http_request *req)
 		token = "";
 	while (*token == ' ')
 		token++;
-	if (token_lookup(token, &role, &token_id, name, sizeof(name)) < 0) {
+	if (tokens_identify(&who, token, getenv("STATBISECT_ADMIN_TOKEN")) <
+	    0) {
 		web_db_failed(res, NULL);
 		goto out;
 	}
-	if (role == ROLE_NONE) {
+	if (who.role == ROLE_NONE || who.role == ROLE_WORKER) {
 		log_info("web: sign-in refused (unknown, revoked or worker "
 			 "token)");
 		signin_form(res, 401, next,
@@ -307,32 +237,18 @@ void web_signin(struct http_response *res, struct http_request *req)
 			    "token.");
 		goto out;
 	}
-	if (secret_hex(session_id, 32) < 0 ||
-	    secret_hex(session_csrf, 32) < 0) {
+	error = tokens_session_open(session_id, session_csrf, &who,
+				    WEB_SESSION_SECONDS);
+	if (error == -2) {
 		web_error_page(res, 500, NULL, "No randomness for a session.");
 		goto out;
 	}
-	snprintf(token_id_text, sizeof(token_id_text), "%lld", token_id);
-	params[0] = session_id;
-	params[1] = token_id > 0 ? token_id_text : NULL;
-	params[2] = http_role_name(role);
-	params[3] = session_csrf;
-	snprintf(ttl, sizeof(ttl), "%d", WEB_SESSION_SECONDS);
-	params[4] = ttl;
-	r = db_exec(db_conn(),
-		    "WITH gone AS (DELETE FROM sessions"
-		    " WHERE expires_at < now())"
-		    " INSERT INTO sessions (session_hash, token_id, role,"
-		    " csrf_token, expires_at) VALUES (encode(sha256("
-		    "convert_to($1, 'UTF8')), 'hex'), $2, $3, $4,"
-		    " now() + $5::integer * interval '1 second')",
-		    5, params);
-	if (r == NULL) {
+	if (error < 0) {
 		web_db_failed(res, NULL);
 		goto out;
 	}
-	PQclear(r);
-	log_info("web: %s signed in as %s", name, http_role_name(role));
+	log_info("web: %s signed in as %s", who.name,
+		 http_role_name(who.role));
 	snprintf(set_cookie, sizeof(set_cookie),
 		 WEB_SESSION_COOKIE "=%s; Path=/; Max-Age=%d; HttpOnly; "
 				    "SameSite=Strict%s",
@@ -351,21 +267,14 @@ out:
 
 void web_signout(struct http_response *res, struct http_request *req)
 {
-	const char *params[1] = {http_cookie(req, WEB_SESSION_COOKIE)};
 	struct web_session session;
-	PGresult *r;
 
 	if (!web_require_post(&session, NULL, res, req, ROLE_READ))
 		return;
-	r = db_exec(db_conn(),
-		    "DELETE FROM sessions WHERE session_hash ="
-		    " encode(sha256(convert_to($1, 'UTF8')), 'hex')",
-		    1, params);
-	if (r == NULL) {
+	if (tokens_session_close(http_cookie(req, WEB_SESSION_COOKIE)) < 0) {
 		web_db_failed(res, &session);
 		return;
 	}
-	PQclear(r);
 	web_redirect(res, "/signin");
 	if (http_add_header(res, "Set-Cookie",
 			    WEB_SESSION_COOKIE
