@@ -1,5 +1,6 @@
-/* The REST API beyond the core contract: lists, runs, re-run, token
- * revocation, the OpenAPI document. */
+/* The REST API beyond the core contract: its route table (the lists, runs,
+ * re-run and revocation, whose handlers live with their resources), the
+ * workers list and the OpenAPI document. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -10,106 +11,12 @@
 
 #include "db.h"
 #include "log.h"
+#include "repos.h"
 #include "server.h"
+#include "testcases.h"
 #include "tokens.h"
-#include "url.h"
 
 #define API_MORE_OPENAPI_MAX (1024 * 1024)
-
-/* GET /api/v1/repos */
-static void api_more_repos_list(struct http_response *res,
-				struct http_request *req)
-{
-	json_t *repos;
-	PGresult *r;
-	int row;
-
-	(void)req;
-	r = db_exec(db_conn(),
-		    "SELECT id, name, url, web_url,"
-		    " to_char(created_at AT TIME ZONE 'UTC',"
-		    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-		    " FROM repos ORDER BY name",
-		    0, NULL);
-	if (r == NULL) {
-		http_db_failed(res);
-		return;
-	}
-	repos = json_array();
-	for (row = 0; row < PQntuples(r); row++) {
-		char *url = NULL;
-
-		if (url_redact(&url, db_text(r, row, 2)) < 0) {
-			json_decref(repos);
-			PQclear(r);
-			http_error(res, 500, "internal", "out of memory");
-			return;
-		}
-
-		json_array_append_new(
-		    repos, json_pack("{s:I,s:s,s:s?,s:s?,s:s}", "id",
-				     (json_int_t)db_int(r, row, 0), "name",
-				     db_text(r, row, 1), "url", url, "web_url",
-				     db_text(r, row, 3), "created_at",
-				     db_text(r, row, 4)));
-		free(url);
-	}
-	PQclear(r);
-	http_json(res, 200, json_pack("{s:o}", "repos", repos));
-}
-
-/* A jsonb column parsed, or null. */
-static json_t *jsonb_value(const PGresult *r, int row, int col)
-{
-	json_error_t e;
-	json_t *v = json_loads(db_text(r, row, col), JSON_DECODE_ANY, &e);
-
-	return v != NULL ? v : json_null();
-}
-
-/* GET /api/v1/testcases */
-static void api_more_testcases_list(struct http_response *res,
-				    struct http_request *req)
-{
-	json_t *testcases;
-	PGresult *r;
-	int row;
-
-	(void)req;
-	r = db_exec(db_conn(),
-		    "SELECT id, name, build, run, kpi, higher_is_better,"
-		    " min_change_pct, runs_min, runs_max, timeout_s, params,"
-		    " monitors,"
-		    " to_char(created_at AT TIME ZONE 'UTC',"
-		    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-		    " FROM testcases ORDER BY name",
-		    0, NULL);
-	if (r == NULL) {
-		http_db_failed(res);
-		return;
-	}
-	testcases = json_array();
-	for (row = 0; row < PQntuples(r); row++) {
-		json_array_append_new(
-		    testcases,
-		    json_pack("{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,"
-			      "s:o,s:o,s:s}",
-			      "id", (json_int_t)db_int(r, row, 0), "name",
-			      db_text(r, row, 1), "build", db_text(r, row, 2),
-			      "run", db_text(r, row, 3), "kpi",
-			      db_text(r, row, 4), "higher_is_better",
-			      db_bool(r, row, 5), "min_change_pct",
-			      db_double(r, row, 6), "runs_min",
-			      (json_int_t)db_int(r, row, 7), "runs_max",
-			      (json_int_t)db_int(r, row, 8), "timeout_s",
-			      (json_int_t)db_int(r, row, 9), "params",
-			      jsonb_value(r, row, 10), "monitors",
-			      jsonb_value(r, row, 11), "created_at",
-			      db_text(r, row, 12)));
-	}
-	PQclear(r);
-	http_json(res, 200, json_pack("{s:o}", "testcases", testcases));
-}
 
 /* GET /api/v1/workers: each worker with the task it holds a live lease
  * on, if any. */
@@ -228,8 +135,8 @@ const struct http_route api_more_routes[] = {
     {"GET", "/api/v1/jobs/{}/runs", ROLE_READ, api_jobs_runs},
     {"GET", "/api/v1/jobs/{}/runs.csv", ROLE_READ, api_jobs_runs_csv},
     {"POST", "/api/v1/jobs/{}/rerun", ROLE_SUBMIT, api_jobs_rerun},
-    {"GET", "/api/v1/repos", ROLE_READ, api_more_repos_list},
-    {"GET", "/api/v1/testcases", ROLE_READ, api_more_testcases_list},
+    {"GET", "/api/v1/repos", ROLE_READ, repos_api_list},
+    {"GET", "/api/v1/testcases", ROLE_READ, testcases_api_list},
     {"GET", "/api/v1/workers", ROLE_READ, api_more_workers_list},
     {"GET", "/api/v1/tokens", ROLE_ADMIN, tokens_api_list},
     {"DELETE", "/api/v1/tokens/{}", ROLE_ADMIN, tokens_api_revoke},

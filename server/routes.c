@@ -2,15 +2,17 @@
 #include <stdlib.h>
 
 #include "commitlog.h"
+#include "repos.h"
 #include "server.h"
+#include "testcases.h"
 #include "tokens.h"
 
 /* The core contract routes; the route tables of other files follow. */
 static const struct http_route core_routes[] = {
     {"GET", "/healthz", ROLE_NONE, api_healthz},
     {"POST", "/api/v1/tokens", ROLE_ADMIN, tokens_api_create},
-    {"POST", "/api/v1/repos", ROLE_ADMIN, api_repos_create},
-    {"POST", "/api/v1/testcases", ROLE_ADMIN, api_testcases_create},
+    {"POST", "/api/v1/repos", ROLE_ADMIN, repos_api_create},
+    {"POST", "/api/v1/testcases", ROLE_ADMIN, testcases_api_create},
     {"POST", "/api/v1/jobs", ROLE_SUBMIT, api_jobs_create},
     {"GET", "/api/v1/jobs/{}", ROLE_READ, api_jobs_get},
     {"DELETE", "/api/v1/jobs/{}", ROLE_SUBMIT, api_jobs_cancel},

@@ -20,11 +20,10 @@ struct server_config {
 
 extern struct server_config server_config;
 
-/* api.c: the people's REST API. */
+/* api.c: the health check; tokens.c, repos.c and testcases.c hold their
+ * own REST handlers. */
 
 void api_healthz(struct http_response *res, struct http_request *req);
-void api_repos_create(struct http_response *res, struct http_request *req);
-void api_testcases_create(struct http_response *res, struct http_request *req);
 
 /* api_jobs.c: the REST API of jobs. */
 void api_jobs_create(struct http_response *res, struct http_request *req);

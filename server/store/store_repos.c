@@ -1,0 +1,237 @@
+#include "store_repos.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../db.h"
+
+/* SQLSTATE unique_violation: the name is taken. */
+#define STORE_REPOS_UNIQUE "23505"
+
+#define REPO_COLUMNS "id, name, url, web_url, " STORE_TIMESTAMP("created_at")
+
+#define TESTCASE_COLUMNS                                                      \
+	"id, name, build, run, kpi, higher_is_better, min_change_pct,"        \
+	" runs_min, runs_max, timeout_s, params, monitors, notify,"           \
+	" notify_author, " STORE_TIMESTAMP("created_at")
+
+static void repo_fill(struct store_repo *out, const PGresult *r, int row)
+{
+	out->id = db_int(r, row, 0);
+	out->name = db_text(r, row, 1);
+	out->url = db_text(r, row, 2);
+	out->web_url = db_text(r, row, 3);
+	out->created_at = db_text(r, row, 4);
+}
+
+static void testcase_fill(struct store_testcase *out, const PGresult *r,
+			  int row)
+{
+	struct store_testcase_fields *f = &out->fields;
+
+	out->id = db_int(r, row, 0);
+	f->name = db_text(r, row, 1);
+	f->build = db_text(r, row, 2);
+	f->run = db_text(r, row, 3);
+	f->kpi = db_text(r, row, 4);
+	f->higher_is_better = db_bool(r, row, 5);
+	f->min_change_pct = db_double(r, row, 6);
+	f->runs_min = db_int(r, row, 7);
+	f->runs_max = db_int(r, row, 8);
+	f->timeout_s = db_int(r, row, 9);
+	f->params = db_text(r, row, 10);
+	f->monitors = db_text(r, row, 11);
+	f->notify = db_text(r, row, 12);
+	f->notify_author = db_bool(r, row, 13);
+	out->created_at = db_text(r, row, 14);
+}
+
+/*
+ * The status of a one-row result `r` (NULL when the command failed with
+ * SQLSTATE `state`); *rows keeps it when it has the row.
+ */
+static int one_row(PGresult **rows, PGresult *r, const char *state)
+{
+	*rows = NULL;
+	if (r == NULL)
+		return state != NULL && strcmp(state, STORE_REPOS_UNIQUE) == 0
+			   ? STORE_EXISTS
+			   : STORE_FAILED;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		return STORE_NOT_FOUND;
+	}
+	*rows = r;
+	return STORE_OK;
+}
+
+void store_repo_clear(struct store_repo *repo)
+{
+	if (repo == NULL)
+		return;
+	PQclear(repo->held);
+	memset(repo, 0, sizeof(*repo));
+}
+
+void store_repo_list_clear(struct store_repo_list *list)
+{
+	if (list == NULL)
+		return;
+	free(list->items);
+	PQclear(list->held);
+	memset(list, 0, sizeof(*list));
+}
+
+int store_repos_create(struct store_repo *out, PGconn *conn, const char *name,
+		       const char *url, const char *web_url)
+{
+	const char *params[3] = {name, url, web_url}, *state;
+	PGresult *r;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	r = db_exec_state(conn,
+			  "INSERT INTO repos (name, url, web_url)"
+			  " VALUES ($1, $2, $3) RETURNING " REPO_COLUMNS,
+			  3, params, &state);
+	error = one_row(&out->held, r, state);
+	if (error == STORE_OK)
+		repo_fill(out, out->held, 0);
+	return error;
+}
+
+int store_repos_find(struct store_repo *out, PGconn *conn, const char *name)
+{
+	const char *params[1] = {name};
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	error = one_row(
+	    &out->held,
+	    db_exec(conn, "SELECT " REPO_COLUMNS " FROM repos WHERE name = $1",
+		    1, params),
+	    NULL);
+	if (error == STORE_OK)
+		repo_fill(out, out->held, 0);
+	return error;
+}
+
+int store_repos_list(struct store_repo_list *out, PGconn *conn)
+{
+	PGresult *r;
+	int row;
+
+	memset(out, 0, sizeof(*out));
+	r = db_exec(conn, "SELECT " REPO_COLUMNS " FROM repos ORDER BY name",
+		    0, NULL);
+	if (r == NULL)
+		return STORE_FAILED;
+	out->items = calloc((size_t)PQntuples(r) + 1, sizeof(*out->items));
+	if (out->items == NULL) {
+		PQclear(r);
+		return STORE_FAILED;
+	}
+	for (row = 0; row < PQntuples(r); row++)
+		repo_fill(&out->items[row], r, row);
+	out->count = (size_t)PQntuples(r);
+	out->held = r;
+	return STORE_OK;
+}
+
+void store_testcase_clear(struct store_testcase *testcase)
+{
+	if (testcase == NULL)
+		return;
+	PQclear(testcase->held);
+	memset(testcase, 0, sizeof(*testcase));
+}
+
+void store_testcase_list_clear(struct store_testcase_list *list)
+{
+	if (list == NULL)
+		return;
+	free(list->items);
+	PQclear(list->held);
+	memset(list, 0, sizeof(*list));
+}
+
+int store_testcases_create(struct store_testcase *out, PGconn *conn,
+			   const struct store_testcase_fields *fields)
+{
+	char min_change[32], runs_min[STORE_INT_TEXT],
+	    runs_max[STORE_INT_TEXT];
+	char timeout_s[STORE_INT_TEXT];
+	const char *params[13], *state;
+	PGresult *r;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(min_change, sizeof(min_change), "%.17g",
+		 fields->min_change_pct);
+	params[0] = fields->name;
+	params[1] = fields->build;
+	params[2] = fields->run;
+	params[3] = fields->kpi;
+	params[4] = fields->higher_is_better ? "true" : "false";
+	params[5] = min_change;
+	params[6] = store_int_text(runs_min, fields->runs_min);
+	params[7] = store_int_text(runs_max, fields->runs_max);
+	params[8] = store_int_text(timeout_s, fields->timeout_s);
+	params[9] = fields->params;
+	params[10] = fields->monitors;
+	params[11] = fields->notify;
+	params[12] = fields->notify_author ? "true" : "false";
+	r = db_exec_state(conn,
+			  "INSERT INTO testcases (name, build, run, kpi,"
+			  " higher_is_better, min_change_pct, runs_min,"
+			  " runs_max, timeout_s, params, monitors, notify,"
+			  " notify_author) VALUES ($1, $2, $3, $4, $5, $6,"
+			  " $7, $8, $9, $10, $11, $12, $13)"
+			  " RETURNING " TESTCASE_COLUMNS,
+			  13, params, &state);
+	error = one_row(&out->held, r, state);
+	if (error == STORE_OK)
+		testcase_fill(out, out->held, 0);
+	return error;
+}
+
+int store_testcases_find(struct store_testcase *out, PGconn *conn,
+			 const char *name)
+{
+	const char *params[1] = {name};
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	error = one_row(&out->held,
+			db_exec(conn,
+				"SELECT " TESTCASE_COLUMNS
+				" FROM testcases WHERE name = $1",
+				1, params),
+			NULL);
+	if (error == STORE_OK)
+		testcase_fill(out, out->held, 0);
+	return error;
+}
+
+int store_testcases_list(struct store_testcase_list *out, PGconn *conn)
+{
+	PGresult *r;
+	int row;
+
+	memset(out, 0, sizeof(*out));
+	r = db_exec(conn,
+		    "SELECT " TESTCASE_COLUMNS " FROM testcases ORDER BY name",
+		    0, NULL);
+	if (r == NULL)
+		return STORE_FAILED;
+	out->items = calloc((size_t)PQntuples(r) + 1, sizeof(*out->items));
+	if (out->items == NULL) {
+		PQclear(r);
+		return STORE_FAILED;
+	}
+	for (row = 0; row < PQntuples(r); row++)
+		testcase_fill(&out->items[row], r, row);
+	out->count = (size_t)PQntuples(r);
+	out->held = r;
+	return STORE_OK;
+}

@@ -1,0 +1,301 @@
+#include "testcases.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "validate.h"
+
+#define TESTCASES_COMMAND_MAX 8192
+#define TESTCASES_PARAM_MAX 256
+
+/* params: an object of short string or number values. */
+static void check_params(struct field_errors *errors, json_t *params)
+{
+	const char *key;
+	json_t *value;
+
+	if (params == NULL)
+		return;
+	if (!json_is_object(params)) {
+		fields_add(errors, "params", 400, "invalid_field",
+			   "'params' must be an object");
+		return;
+	}
+	json_object_foreach(params, key, value)
+	{
+		if (!validate_metric_name(key) || strchr(key, '/') != NULL ||
+		    !(json_is_string(value) || json_is_number(value)) ||
+		    (json_is_string(value) &&
+		     (!validate_text(json_string_value(value),
+				     TESTCASES_PARAM_MAX, false) ||
+		      strchr(json_string_value(value), '/') != NULL))) {
+			fields_add(errors, "params", 400, "invalid_field",
+				   "'params' entry '%s' must be a string or "
+				   "number without '/' or control characters",
+				   key);
+			return;
+		}
+	}
+}
+
+static void check_monitors(struct field_errors *errors, json_t *monitors)
+{
+	static const char *const known[] = {"vmstat", "proc-vmstat",
+					    "perf-stat", "time"};
+	size_t i, k;
+	json_t *m;
+
+	if (monitors == NULL)
+		return;
+	if (!json_is_array(monitors))
+		goto bad;
+	json_array_foreach(monitors, i, m)
+	{
+		if (!json_is_string(m))
+			goto bad;
+		for (k = 0; k < sizeof(known) / sizeof(known[0]); k++) {
+			if (strcmp(json_string_value(m), known[k]) == 0)
+				break;
+		}
+		if (k == sizeof(known) / sizeof(known[0]))
+			goto bad;
+	}
+	return;
+bad:
+	fields_add(errors, "monitors", 400, "invalid_field",
+		   "'monitors' must be a list of: vmstat, proc-vmstat, "
+		   "perf-stat, time");
+}
+
+/* higher_is_better and min_change_pct. */
+static void read_change(struct testcase_request *out,
+			struct field_errors *errors, json_t *body)
+{
+	json_t *hib = json_object_get(body, "higher_is_better");
+	json_t *mcp = json_object_get(body, "min_change_pct");
+
+	if (!json_is_boolean(hib))
+		fields_add(errors, "higher_is_better", 400, "invalid_field",
+			   "field 'higher_is_better' is required and must be "
+			   "true or false");
+	out->fields.higher_is_better = json_is_true(hib);
+	if (mcp != NULL && !json_is_null(mcp)) {
+		if (!json_is_number(mcp) || !(json_number_value(mcp) > 0) ||
+		    json_number_value(mcp) > 1000)
+			fields_add(errors, "min_change_pct", 400,
+				   "invalid_field",
+				   "'min_change_pct' must be a number in "
+				   "(0, 1000]");
+		else
+			out->fields.min_change_pct = json_number_value(mcp);
+	}
+}
+
+/* notify_author, then notify. */
+static void read_notify(struct testcase_request *out,
+			struct field_errors *errors, json_t *body)
+{
+	json_t *notify_author = json_object_get(body, "notify_author");
+
+	out->fields.notify_author = json_is_true(notify_author);
+	if (notify_author != NULL && !json_is_null(notify_author) &&
+	    !json_is_boolean(notify_author))
+		fields_add(errors, "notify_author", 400, "invalid_field",
+			   "'notify_author' must be true or false");
+	validate_notify(errors, json_object_get(body, "notify"));
+}
+
+/* The JSON texts the table stores; 500 when out of memory. */
+static void keep_json(struct testcase_request *out,
+		      struct field_errors *errors, json_t *body)
+{
+	json_t *p = json_object_get(body, "params");
+	json_t *m = json_object_get(body, "monitors");
+	json_t *notify = json_object_get(body, "notify");
+
+	out->params_text =
+	    p != NULL ? json_dumps(p, JSON_COMPACT) : strdup("{}");
+	out->monitors_text =
+	    m != NULL ? json_dumps(m, JSON_COMPACT) : strdup("[]");
+	out->notify_text = notify != NULL && !json_is_null(notify)
+			       ? json_dumps(notify, JSON_COMPACT)
+			       : strdup("[]");
+	if (out->params_text == NULL || out->monitors_text == NULL ||
+	    out->notify_text == NULL)
+		fields_add(errors, "", 500, "internal", "out of memory");
+	out->fields.params = out->params_text;
+	out->fields.monitors = out->monitors_text;
+	out->fields.notify = out->notify_text;
+}
+
+void testcases_request_read(struct testcase_request *out,
+			    struct field_errors *errors, json_t *body)
+{
+	struct store_testcase_fields *f = &out->fields;
+	bool name_read, build_read, run_read, kpi_read, runs_read;
+
+	memset(out, 0, sizeof(*out));
+	f->runs_min = 5;
+	f->runs_max = 50;
+	f->timeout_s = 600;
+	f->min_change_pct = 1.0;
+	name_read = fields_json_string(errors, body, "name", true, &f->name);
+	build_read =
+	    fields_json_string(errors, body, "build", true, &f->build);
+	run_read = fields_json_string(errors, body, "run", true, &f->run);
+	kpi_read = fields_json_string(errors, body, "kpi", true, &f->kpi);
+	runs_read =
+	    fields_json_int(errors, body, "runs_min", 2, 1000, &f->runs_min);
+	runs_read &=
+	    fields_json_int(errors, body, "runs_max", 2, 10000, &f->runs_max);
+	fields_json_int(errors, body, "timeout_s", 1, 7 * 86400,
+			&f->timeout_s);
+	if (name_read && !validate_name(f->name))
+		fields_add(errors, "name", 400, "invalid_field",
+			   "'name' must be 1 to 64 of A-Z a-z 0-9 . _ -");
+	if (build_read &&
+	    !validate_text(f->build, TESTCASES_COMMAND_MAX, true))
+		fields_add(errors, "build", 400, "invalid_field",
+			   "'build' and 'run' must be shell commands ('run' "
+			   "not empty)");
+	if (run_read && (!validate_text(f->run, TESTCASES_COMMAND_MAX, true) ||
+			 f->run[0] == '\0'))
+		fields_add(errors, "run", 400, "invalid_field",
+			   "'build' and 'run' must be shell commands ('run' "
+			   "not empty)");
+	if (kpi_read && !validate_metric_name(f->kpi))
+		fields_add(errors, "kpi", 400, "invalid_field",
+			   "'kpi' must be a metric name without spaces");
+	read_change(out, errors, body);
+	if (runs_read && f->runs_max < f->runs_min)
+		fields_add(errors, "runs_max", 400, "invalid_field",
+			   "'runs_max' must not be below 'runs_min'");
+	check_params(errors, json_object_get(body, "params"));
+	check_monitors(errors, json_object_get(body, "monitors"));
+	read_notify(out, errors, body);
+	keep_json(out, errors, body);
+}
+
+void testcases_request_clear(struct testcase_request *request)
+{
+	if (request == NULL)
+		return;
+	free(request->params_text);
+	free(request->monitors_text);
+	free(request->notify_text);
+	memset(request, 0, sizeof(*request));
+}
+
+int testcases_create(struct store_testcase *out, struct field_errors *errors,
+		     const struct testcase_request *request)
+{
+	int error = store_testcases_create(out, db_conn(), &request->fields);
+
+	if (error == STORE_EXISTS) {
+		fields_add(errors, "name", 409, "exists",
+			   "testcase '%s' exists", request->fields.name);
+		return -1;
+	}
+	if (error < 0) {
+		fields_db_failed(errors);
+		return -1;
+	}
+	return 0;
+}
+
+/* A jsonb text parsed, or null. */
+static json_t *jsonb_value(const char *text)
+{
+	json_error_t e;
+	json_t *v = json_loads(text, JSON_DECODE_ANY, &e);
+
+	return v != NULL ? v : json_null();
+}
+
+json_t *testcases_json(const struct store_testcase *testcase)
+{
+	const struct store_testcase_fields *f = &testcase->fields;
+	json_error_t e;
+
+	return json_pack(
+	    "{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,s:o,s:o,s:o,s:b}", "id",
+	    (json_int_t)testcase->id, "name", f->name, "build", f->build,
+	    "run", f->run, "kpi", f->kpi, "higher_is_better",
+	    f->higher_is_better, "min_change_pct", f->min_change_pct,
+	    "runs_min", (json_int_t)f->runs_min, "runs_max",
+	    (json_int_t)f->runs_max, "timeout_s", (json_int_t)f->timeout_s,
+	    "params", json_loads(f->params, 0, &e), "monitors",
+	    json_loads(f->monitors, 0, &e), "notify",
+	    json_loads(f->notify, 0, &e), "notify_author", f->notify_author);
+}
+
+json_t *testcases_list_json(struct field_errors *errors)
+{
+	struct store_testcase_list list;
+	json_t *testcases;
+	size_t i;
+
+	if (store_testcases_list(&list, db_conn()) < 0) {
+		fields_db_failed(errors);
+		return NULL;
+	}
+	testcases = json_array();
+	for (i = 0; i < list.count; i++) {
+		const struct store_testcase *t = &list.items[i];
+		const struct store_testcase_fields *f = &t->fields;
+
+		json_array_append_new(
+		    testcases,
+		    json_pack("{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,"
+			      "s:o,s:o,s:s}",
+			      "id", (json_int_t)t->id, "name", f->name,
+			      "build", f->build, "run", f->run, "kpi", f->kpi,
+			      "higher_is_better", f->higher_is_better,
+			      "min_change_pct", f->min_change_pct, "runs_min",
+			      (json_int_t)f->runs_min, "runs_max",
+			      (json_int_t)f->runs_max, "timeout_s",
+			      (json_int_t)f->timeout_s, "params",
+			      jsonb_value(f->params), "monitors",
+			      jsonb_value(f->monitors), "created_at",
+			      t->created_at));
+	}
+	store_testcase_list_clear(&list);
+	return testcases;
+}
+
+void testcases_api_create(struct http_response *res, struct http_request *req)
+{
+	struct testcase_request request;
+	struct store_testcase testcase = {0};
+	struct field_errors errors;
+	json_t *body = http_json_body(res, req);
+
+	if (body == NULL)
+		return;
+	fields_init(&errors);
+	testcases_request_read(&request, &errors, body);
+	if (!fields_ok(&errors) ||
+	    testcases_create(&testcase, &errors, &request) < 0)
+		fields_answer(res, &errors);
+	else
+		http_json(res, 201, testcases_json(&testcase));
+	store_testcase_clear(&testcase);
+	testcases_request_clear(&request);
+	json_decref(body);
+}
+
+void testcases_api_list(struct http_response *res, struct http_request *req)
+{
+	struct field_errors errors;
+	json_t *testcases;
+
+	(void)req;
+	fields_init(&errors);
+	testcases = testcases_list_json(&errors);
+	if (testcases == NULL)
+		fields_answer(res, &errors);
+	else
+		http_json(res, 200,
+			  json_pack("{s:o}", "testcases", testcases));
+}
