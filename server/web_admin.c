@@ -1,40 +1,61 @@
 /*
  * The admin pages of the web UI: repositories, testcases, tokens and
- * workers.  Lists and changes go through the REST handlers, so the rules
- * (names, commands, roles) are the API's.
+ * workers.  Lists and changes call the resources' service functions, the
+ * ones the REST API calls, so the rules (names, commands, roles) are the
+ * API's; a form shows every field's error at once, in its own labels.
  */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "repos.h"
 #include "server.h"
+#include "testcases.h"
+#include "tokens.h"
 #include "web.h"
 
-/* The form field an API error message names ('field'), or NULL. */
-static const char *message_field(const char *message,
-				 const char *const *fields)
-{
-	char quoted[80];
-	size_t i;
+/* A field of an admin form: the API's name for it and the form's label. */
+struct admin_field {
+	const char *name;
+	const char *label;
+};
 
-	for (i = 0; fields[i] != NULL; i++) {
-		snprintf(quoted, sizeof(quoted), "'%s'", fields[i]);
-		if (strstr(message, quoted) != NULL)
-			return fields[i];
-	}
-	return NULL;
-}
+static const struct admin_field repo_fields[] = {
+    {"name", "Name"},
+    {"url", "Git URL or path"},
+    {"web_url", "Commit link"},
+    {NULL, NULL},
+};
+
+static const struct admin_field testcase_fields[] = {
+    {"name", "Name"},
+    {"build", "Build command"},
+    {"run", "Run command"},
+    {"kpi", "KPI metric"},
+    {"higher_is_better", "Better is"},
+    {"min_change_pct", "Smallest change, %"},
+    {"runs_min", "Fewest runs"},
+    {"runs_max", "Most runs"},
+    {"timeout_s", "Timeout, s"},
+    {NULL, NULL},
+};
+
+static const struct admin_field token_fields[] = {
+    {"name", "Name"},
+    {"role", "Role"},
+    {NULL, NULL},
+};
 
 /* The form's values of `fields` (trimmed strings), a new object. */
-static json_t *form_values(json_t *form, const char *const *fields)
+static json_t *form_values(json_t *form, const struct admin_field *fields)
 {
 	json_t *values = json_object();
 	size_t i;
 
-	for (i = 0; fields[i] != NULL; i++) {
+	for (i = 0; fields[i].name != NULL; i++) {
 		const char *v =
-		    json_string_value(json_object_get(form, fields[i]));
+		    json_string_value(json_object_get(form, fields[i].name));
 		size_t start = 0, end;
 
 		if (v == NULL)
@@ -44,99 +65,173 @@ static json_t *form_values(json_t *form, const char *const *fields)
 			start++;
 		while (end > start && isspace((unsigned char)v[end - 1]))
 			end--;
-		json_object_set_new(values, fields[i],
+		json_object_set_new(values, fields[i].name,
 				    json_stringn(v + start, end - start));
 	}
 	return values;
 }
 
-/* Renders an admin page: its list from GET `api_list` under `key`. */
-static void admin_page(struct http_response *res, struct http_request *req,
-		       const struct web_session *session, unsigned status,
-		       const char *name, const char *key, json_t *values,
-		       json_t *errors, const char *general, json_t *extra)
+/* The label of the form's field quoted at `text` ('name'), or NULL. */
+static const struct admin_field *quoted_field(const char *text,
+					      const struct admin_field *fields)
+{
+	size_t i, n;
+
+	for (i = 0; fields[i].name != NULL; i++) {
+		n = strlen(fields[i].name);
+		if (text[0] == '\'' &&
+		    strncmp(text + 1, fields[i].name, n) == 0 &&
+		    text[n + 1] == '\'')
+			return &fields[i];
+	}
+	return NULL;
+}
+
+/*
+ * A validation message in the form's words: each of its fields the API
+ * names ("field 'runs_max'", "'runs_min'") becomes its label in quotes
+ * ("“Most runs”").  New string.
+ */
+static json_t *form_message(const struct field_error *error,
+			    const struct admin_field *fields)
+{
+	const char *m = error->message, *field_word = "field ";
+	const struct admin_field *f;
+	char out[2 * FIELDS_MESSAGE_MAX];
+	size_t n = 0, len;
+
+	if (strcmp(error->code, "invalid_field") != 0 &&
+	    strcmp(error->code, "missing_field") != 0)
+		return json_string(m);
+	while (*m != '\0' && n + 1 < sizeof(out)) {
+		if (strncmp(m, field_word, strlen(field_word)) == 0 &&
+		    quoted_field(m + strlen(field_word), fields) != NULL)
+			m += strlen(field_word);
+		f = quoted_field(m, fields);
+		if (f == NULL) {
+			out[n++] = *m++;
+			continue;
+		}
+		len = (size_t)snprintf(out + n, sizeof(out) - n,
+				       "\u201c%s\u201d", f->label);
+		n = n + len < sizeof(out) ? n + len : sizeof(out) - 1;
+		m += strlen(f->name) + 2;
+	}
+	out[n] = '\0';
+	return json_string(out);
+}
+
+/*
+ * The errors of `found` as the form shows them: each error of one of
+ * its fields, in the form's words, under that field's name in *errors
+ * (new object; the first error of a field wins); the first error that
+ * is no field's in *general (borrowed from `found`), or NULL.
+ */
+static void form_errors(json_t **errors, const char **general,
+			const struct field_errors *found,
+			const struct admin_field *fields)
+{
+	const struct field_error *e;
+	size_t i, k;
+
+	*errors = json_object();
+	*general = NULL;
+	for (i = 0; i < found->count; i++) {
+		e = &found->items[i];
+		for (k = 0; fields[k].name != NULL; k++)
+			if (strcmp(fields[k].name, e->field) == 0)
+				break;
+		if (fields[k].name == NULL) {
+			if (*general == NULL)
+				*general = e->message;
+			continue;
+		}
+		if (json_object_get(*errors, e->field) == NULL)
+			json_object_set_new(*errors, e->field,
+					    form_message(e, fields));
+	}
+}
+
+/* An admin page: `list` is its items (stolen), `key` its navigation. */
+static void admin_render(struct http_response *res,
+			 const struct web_session *session, unsigned status,
+			 const char *name, const char *key, json_t *list,
+			 json_t *values, json_t *errors, const char *general,
+			 json_t *extra)
 {
 	static const char *const titles[][2] = {
 	    {"repos", "Repositories"},
 	    {"testcases", "Testcases"},
 	    {"tokens", "Tokens"},
-	    {"workers", "Workers"},
 	};
-	char pattern[64];
 	const char *title = key;
-	json_t *list = NULL, *ctx;
-	unsigned got;
+	json_t *ctx;
 	size_t i;
 
 	for (i = 0; i < sizeof(titles) / sizeof(titles[0]); i++) {
 		if (strcmp(titles[i][0], key) == 0)
 			title = titles[i][1];
 	}
-	snprintf(pattern, sizeof(pattern), "/api/v1/%s", key);
-	got = web_call_api(&list, "GET", pattern, req, NULL);
-	if (got != 200) {
-		web_error_page(res, got >= 400 ? got : 500, session,
-			       web_api_message(list, "Cannot list them."));
-		json_decref(list);
-		return;
-	}
-	ctx = json_pack("{s:s,s:O,s:O,s:O,s:s?,s:s}", "title", title, "items",
-			json_object_get(list, key), "values",
-			values != NULL ? values : json_object(), "errors",
-			errors != NULL ? errors : json_object(),
-			"general_error", general, "csrf", session->csrf);
-	json_decref(list);
+	ctx =
+	    json_pack("{s:s,s:o,s:O,s:O,s:s?,s:s}", "title", title, "items",
+		      list, "values", values != NULL ? values : json_object(),
+		      "errors", errors != NULL ? errors : json_object(),
+		      "general_error", general, "csrf", session->csrf);
 	if (ctx != NULL && extra != NULL)
 		json_object_update(ctx, extra);
 	web_render(res, status, name, ctx, session, key);
 }
 
-/*
- * Handles a create form: the fields of `fields` go into a JSON body for
- * POST `api` (`convert` may rewrite it); 201 redirects to `back`, an error
- * shows the form again with the values kept.
- */
-static void admin_create(struct http_response *res, struct http_request *req,
-			 const char *const *fields, const char *api,
-			 const char *template_name, const char *key,
-			 void (*convert)(json_t *body), const char *back)
+/* The list of each admin page, as the API lists it. */
+static json_t *admin_list(const char *key, struct field_errors *errors)
 {
-	struct web_session session;
-	json_t *form, *values, *body, *reply = NULL, *errors;
-	const char *field, *message;
-	unsigned status;
+	if (strcmp(key, "repos") == 0)
+		return repos_list_json(errors);
+	if (strcmp(key, "testcases") == 0)
+		return testcases_list_json(errors);
+	return tokens_list_json(errors);
+}
 
-	if (!web_require_post(&session, &form, res, req, ROLE_ADMIN))
+/*
+ * Renders the admin page `key` with template `name`: its list, and the
+ * form with `values` and the errors of `found` (may be NULL).  A list
+ * that cannot be read, or an error of the whole request (a failed
+ * database), shows the error page instead.
+ */
+static void admin_page(struct http_response *res,
+		       const struct web_session *session, unsigned status,
+		       const char *name, const char *key, json_t *values,
+		       const struct field_errors *found,
+		       const struct admin_field *fields, json_t *extra)
+{
+	struct field_errors list_errors;
+	const char *general = NULL;
+	json_t *list, *errors = NULL;
+
+	if (found != NULL && found->count > 0 &&
+	    found->items[0].status >= 500) {
+		web_error_page(res, found->items[0].status, session,
+			       found->items[0].message);
 		return;
-	values = form_values(form, fields);
-	body = json_deep_copy(values);
-	if (convert != NULL && body != NULL)
-		convert(body);
-	status =
-	    body != NULL ? web_call_api(&reply, "POST", api, req, body) : 500;
-	if (status == 201) {
-		web_redirect(res, back);
-		goto out;
 	}
-	message = web_api_message(reply, "refused");
-	field = message_field(message, fields);
-	if (field == NULL && strcmp(web_api_code(reply), "exists") == 0)
-		field = "name";
-	if (field == NULL &&
-	    strcmp(web_api_code(reply), "unreachable_repo") == 0)
-		field = "url";
-	errors = json_object();
-	if (field != NULL)
-		json_object_set_new(errors, field, json_string(message));
-	admin_page(res, req, &session, status >= 400 ? status : 500,
-		   template_name, key, values, errors,
-		   field == NULL ? message : NULL, NULL);
+	fields_init(&list_errors);
+	list = admin_list(key, &list_errors);
+	if (list == NULL) {
+		web_error_page(res, list_errors.items[0].status, session,
+			       list_errors.items[0].message);
+		return;
+	}
+	if (found != NULL)
+		form_errors(&errors, &general, found, fields);
+	admin_render(res, session, status, name, key, list, values, errors,
+		     general, extra);
 	json_decref(errors);
-out:
-	json_decref(reply);
-	json_decref(body);
-	json_decref(values);
-	json_decref(form);
+}
+
+/* The status a form answers with its errors: the first error's. */
+static unsigned errors_status(const struct field_errors *errors)
+{
+	return errors->count > 0 ? errors->items[0].status : 500;
 }
 
 void web_admin_repos(struct http_response *res, struct http_request *req)
@@ -145,8 +240,8 @@ void web_admin_repos(struct http_response *res, struct http_request *req)
 
 	if (!web_require(&session, res, req, ROLE_ADMIN, true))
 		return;
-	admin_page(res, req, &session, 200, "admin_repos", "repos", NULL, NULL,
-		   NULL, NULL);
+	admin_page(res, &session, 200, "admin_repos", "repos", NULL, NULL,
+		   repo_fields, NULL);
 }
 
 /* Empty optional fields are left out, as if not given. */
@@ -166,21 +261,42 @@ static void drop_empty(json_t *body)
 void web_admin_repos_create(struct http_response *res,
 			    struct http_request *req)
 {
-	static const char *const fields[] = {"name", "url", "web_url", NULL};
+	struct web_session session;
+	struct repo_request request = {0};
+	struct store_repo repo = {0};
+	struct field_errors errors;
+	json_t *form, *values, *body;
 
-	admin_create(res, req, fields, "/api/v1/repos", "admin_repos", "repos",
-		     drop_empty, "/admin/repos");
+	if (!web_require_post(&session, &form, res, req, ROLE_ADMIN))
+		return;
+	values = form_values(form, repo_fields);
+	body = json_deep_copy(values);
+	drop_empty(body);
+	fields_init(&errors);
+	repos_request_read(&request, &errors, body);
+	if (fields_ok(&errors) && repos_create(&repo, &errors, &request) == 0)
+		web_redirect(res, "/admin/repos");
+	else
+		admin_page(res, &session, errors_status(&errors),
+			   "admin_repos", "repos", values, &errors,
+			   repo_fields, NULL);
+	store_repo_clear(&repo);
+	json_decref(body);
+	json_decref(values);
+	json_decref(form);
 }
 
 void web_admin_testcases(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
+	json_t *values;
 
 	if (!web_require(&session, res, req, ROLE_ADMIN, true))
 		return;
-	admin_page(res, req, &session, 200, "admin_testcases", "testcases",
-		   json_pack("{s:s}", "higher_is_better", "true"), NULL, NULL,
-		   NULL);
+	values = json_pack("{s:s}", "higher_is_better", "true");
+	admin_page(res, &session, 200, "admin_testcases", "testcases", values,
+		   NULL, testcase_fields, NULL);
+	json_decref(values);
 }
 
 /* Numbers typed into the testcase form become JSON numbers; text that is
@@ -224,63 +340,75 @@ static void testcase_numbers(json_t *body)
 void web_admin_testcases_create(struct http_response *res,
 				struct http_request *req)
 {
-	static const char *const fields[] = {"name",
-					     "build",
-					     "run",
-					     "kpi",
-					     "higher_is_better",
-					     "min_change_pct",
-					     "runs_min",
-					     "runs_max",
-					     "timeout_s",
-					     NULL};
+	struct web_session session;
+	struct testcase_request request;
+	struct store_testcase testcase = {0};
+	struct field_errors errors;
+	json_t *form, *values, *body;
 
-	admin_create(res, req, fields, "/api/v1/testcases", "admin_testcases",
-		     "testcases", testcase_numbers, "/admin/testcases");
+	if (!web_require_post(&session, &form, res, req, ROLE_ADMIN))
+		return;
+	values = form_values(form, testcase_fields);
+	body = json_deep_copy(values);
+	testcase_numbers(body);
+	fields_init(&errors);
+	testcases_request_read(&request, &errors, body);
+	if (fields_ok(&errors) &&
+	    testcases_create(&testcase, &errors, &request) == 0)
+		web_redirect(res, "/admin/testcases");
+	else
+		admin_page(res, &session, errors_status(&errors),
+			   "admin_testcases", "testcases", values, &errors,
+			   testcase_fields, NULL);
+	store_testcase_clear(&testcase);
+	testcases_request_clear(&request);
+	json_decref(body);
+	json_decref(values);
+	json_decref(form);
 }
 
 void web_admin_tokens(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
+	json_t *values;
 
 	if (!web_require(&session, res, req, ROLE_ADMIN, true))
 		return;
-	admin_page(res, req, &session, 200, "admin_tokens", "tokens",
-		   json_pack("{s:s}", "role", "read"), NULL, NULL, NULL);
+	values = json_pack("{s:s}", "role", "read");
+	admin_page(res, &session, 200, "admin_tokens", "tokens", values, NULL,
+		   token_fields, NULL);
+	json_decref(values);
 }
 
 void web_admin_tokens_create(struct http_response *res,
 			     struct http_request *req)
 {
-	static const char *const fields[] = {"name", "role", NULL};
+	char secret[TOKENS_SECRET_SIZE];
 	struct web_session session;
-	json_t *form, *values, *reply = NULL, *errors, *extra;
-	const char *message;
-	unsigned status;
+	struct token_request request;
+	struct store_token token = {0};
+	struct field_errors errors;
+	json_t *form, *values, *extra;
 
 	if (!web_require_post(&session, &form, res, req, ROLE_ADMIN))
 		return;
-	values = form_values(form, fields);
-	status = web_call_api(&reply, "POST", "/api/v1/tokens", req, values);
-	errors = json_object();
-	if (status == 201) {
+	values = form_values(form, token_fields);
+	request.name = json_string_value(json_object_get(values, "name"));
+	request.role = json_string_value(json_object_get(values, "role"));
+	fields_init(&errors);
+	if (tokens_create(&token, secret, &errors, &request) == 0) {
 		/* The token is shown once, on this page, and never again. */
-		extra = json_pack("{s:O}", "new_token", reply);
-		admin_page(res, req, &session, 201, "admin_tokens", "tokens",
-			   NULL, errors, NULL, extra);
+		extra = json_pack("{s:o}", "new_token",
+				  tokens_created_json(&token, secret));
+		admin_page(res, &session, 201, "admin_tokens", "tokens", NULL,
+			   &errors, token_fields, extra);
 		json_decref(extra);
 	} else {
-		message = web_api_message(reply, "refused");
-		json_object_set_new(errors,
-				    strstr(message, "'role'") != NULL ? "role"
-								      : "name",
-				    json_string(message));
-		admin_page(res, req, &session, status >= 400 ? status : 500,
-			   "admin_tokens", "tokens", values, errors, NULL,
-			   NULL);
+		admin_page(res, &session, errors_status(&errors),
+			   "admin_tokens", "tokens", values, &errors,
+			   token_fields, NULL);
 	}
-	json_decref(errors);
-	json_decref(reply);
+	store_token_clear(&token);
 	json_decref(values);
 	json_decref(form);
 }
@@ -289,19 +417,20 @@ void web_admin_tokens_revoke(struct http_response *res,
 			     struct http_request *req)
 {
 	struct web_session session;
-	json_t *reply = NULL;
-	unsigned status;
+	struct store_token token;
+	struct field_errors errors;
 
 	if (!web_require_post(&session, NULL, res, req, ROLE_ADMIN))
 		return;
-	status =
-	    web_call_api(&reply, "DELETE", "/api/v1/tokens/{}", req, NULL);
-	if (status == 200 || status == 204 || status == 409)
+	fields_init(&errors);
+	/* Revoked already is as good as revoked now. */
+	if (tokens_revoke(&token, &errors, req->params[0]) == 0 ||
+	    errors.items[0].status == 409)
 		web_redirect(res, "/admin/tokens");
 	else
-		web_error_page(res, status >= 400 ? status : 500, &session,
-			       web_api_message(reply, "Cannot revoke it."));
-	json_decref(reply);
+		web_error_page(res, errors.items[0].status, &session,
+			       errors.items[0].message);
+	store_token_clear(&token);
 }
 
 void web_admin_workers(struct http_response *res, struct http_request *req)

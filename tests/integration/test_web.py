@@ -625,6 +625,36 @@ def web_admin_pages_list_and_create(env):
 
 
 @test
+def web_admin_forms_show_every_error_at_once_in_their_labels(env):
+    svc = env.svc
+    b = Browser(svc.url).sign_in(harness.ADMIN)
+    status, _, page = b.post("/admin/testcases", {
+        "csrf": b.csrf, "name": "bad name", "build": "make", "run": "",
+        "kpi": "a b", "higher_is_better": "true", "min_change_pct": "abc",
+        "runs_min": "20", "runs_max": "10"})
+    eq(status, 400, "the first error's status")
+    eq((error_of(page, "name"), error_of(page, "run"), error_of(page, "kpi"),
+        error_of(page, "min_change_pct"), error_of(page, "runs_max")),
+       ("\u201cName\u201d must be 1 to 64 of A-Z a-z 0-9 . _ -",
+        "\u201cRun command\u201d is required",
+        "\u201cKPI metric\u201d must be a metric name without spaces",
+        "\u201cSmallest change, %\u201d must be a number in (0, 1000]",
+        "\u201cMost runs\u201d must not be below \u201cFewest runs\u201d"),
+       "every error next to its field, in the form's labels")
+    eq((error_of(page, "build"), error_of(page, "runs_min")), (None, None),
+       "no error where the field is right")
+    eq(field(page, "min_change_pct"), "abc", "values kept")
+    status, _, page = b.post("/admin/tokens", {"csrf": b.csrf, "name": "",
+                                               "role": "emperor"})
+    eq((status, error_of(page, "name"), error_of(page, "role")),
+       (400, "\u201cName\u201d must be 1 to 128 printable characters",
+        "\u201cRole\u201d must be one of admin, submit, read, worker"),
+       "both token fields")
+    eq(int(env.cluster.psql("select count(*) from testcases where name = 'bad name'")),
+       0, "nothing stored")
+
+
+@test
 def web_static_files_and_hostile_paths(env):
     svc = env.svc
     b = Browser(svc.url)
