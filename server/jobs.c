@@ -12,6 +12,7 @@
 #include "report.h"
 #include "scheduler.h"
 #include "server.h"
+#include "validate.h"
 
 /* Most candidates one job may hold. */
 #define JOBS_RANGE_LIMIT 100000
@@ -79,38 +80,6 @@ void jobs_request_from_json(struct jobs_request *out, json_t *body,
 		out->notify = NULL;
 }
 
-/* notify, when given: a list of at most JOBS_NOTIFY_MOST plain addresses
- * (an embedded NUL, which a C string would stop at, counts as not
- * plain); an error for each that is not. */
-static void check_notify(json_t *notify, struct field_errors *errors)
-{
-	size_t i;
-	json_t *v;
-
-	if (notify == NULL)
-		return;
-	if (!json_is_array(notify) ||
-	    json_array_size(notify) > JOBS_NOTIFY_MOST) {
-		fields_add(errors, "notify", 400, "invalid_field",
-			   "'notify' must be a list of at most %d addresses",
-			   JOBS_NOTIFY_MOST);
-		return;
-	}
-	json_array_foreach(notify, i, v)
-	{
-		if (json_is_string(v) &&
-		    strlen(json_string_value(v)) == json_string_length(v) &&
-		    report_address_is_valid(json_string_value(v)))
-			continue;
-		fields_add(errors, "notify", 400, "invalid_email",
-			   "'notify' entry %zu is not a plain email address "
-			   "(local@domain)",
-			   i);
-		fields_set_value(
-		    errors, json_is_string(v) ? json_string_value(v) : "");
-	}
-}
-
 void jobs_request_check(const struct jobs_request *request,
 			struct field_errors *errors)
 {
@@ -129,7 +98,7 @@ void jobs_request_check(const struct jobs_request *request,
 	    request->runs_max > 0 && request->runs_max < request->runs_min)
 		fields_add(errors, "runs_max", 400, "invalid_field",
 			   "'runs_max' must not be below 'runs_min'");
-	check_notify(request->notify, errors);
+	validate_notify(errors, request->notify);
 }
 
 /* Looks up the repository and testcase by name: 404 when unknown. */

@@ -54,7 +54,7 @@ bool validate_metric_name(const char *s)
 
 bool validate_notify(struct field_errors *errors, json_t *notify)
 {
-	size_t i;
+	size_t i, before = errors->count + errors->dropped;
 	json_t *v;
 
 	if (notify == NULL || json_is_null(notify))
@@ -62,20 +62,22 @@ bool validate_notify(struct field_errors *errors, json_t *notify)
 	if (!json_is_array(notify) ||
 	    json_array_size(notify) > VALIDATE_NOTIFY_MAX) {
 		fields_add(errors, "notify", 400, "invalid_field",
-			   "'notify' must be a list of at most 50 addresses");
+			   "'notify' must be a list of at most %d addresses",
+			   VALIDATE_NOTIFY_MAX);
 		return false;
 	}
 	json_array_foreach(notify, i, v)
 	{
-		if (!json_is_string(v) ||
-		    strlen(json_string_value(v)) != json_string_length(v) ||
-		    !report_address_is_valid(json_string_value(v))) {
-			fields_add(errors, "notify", 400, "invalid_email",
-				   "'notify' entry %zu is not a plain email "
-				   "address (local@domain)",
-				   i);
-			return false;
-		}
+		if (json_is_string(v) &&
+		    strlen(json_string_value(v)) == json_string_length(v) &&
+		    report_address_is_valid(json_string_value(v)))
+			continue;
+		fields_add(errors, "notify", 400, "invalid_email",
+			   "'notify' entry %zu is not a plain email address "
+			   "(local@domain)",
+			   i);
+		fields_set_value(
+		    errors, json_is_string(v) ? json_string_value(v) : "");
 	}
-	return true;
+	return errors->count + errors->dropped == before;
 }

@@ -27,7 +27,9 @@ bool validate_metric_name(const char *s);
 /*
  * A list of report recipients, when given (not NULL or null): at most 50
  * plain addresses (local@domain; an embedded NUL counts as not plain).
- * Otherwise adds the API's error of field "notify" and returns false.
+ * Otherwise adds the API's error of field "notify": one for the list, or
+ * one for each bad entry with the entry as its value (fields_set_value);
+ * and returns false.
  */
 bool validate_notify(struct field_errors *errors, json_t *notify);
 

@@ -75,12 +75,25 @@ static void test_validate__notify_lists(void **state)
 	assert_string_equal(errors.items[0].message,
 			    "'notify' entry 2 is not a plain email address "
 			    "(local@domain)");
+	assert_string_equal(errors.items[0].value, "not an address");
+	json_decref(list);
+	/* Every bad entry has its error, with the entry for a form to quote.
+	 */
+	fields_init(&errors);
+	list = json_pack("[s,i,s]", "x@", 5, "ok@example.org");
+	assert_false(validate_notify(&errors, list));
+	assert_int_equal(errors.count, 2);
+	assert_string_equal(errors.items[0].value, "x@");
+	assert_string_equal(errors.items[1].message,
+			    "'notify' entry 1 is not a plain email address "
+			    "(local@domain)");
+	assert_string_equal(errors.items[1].value, "");
 	json_decref(list);
 	list = json_array();
 	for (i = 0; i < 51; i++)
 		json_array_append_new(list, json_string("a@example.org"));
 	assert_false(validate_notify(&errors, list));
-	assert_string_equal(errors.items[1].message,
+	assert_string_equal(errors.items[2].message,
 			    "'notify' must be a list of at most 50 addresses");
 	json_decref(list);
 }
