@@ -11,8 +11,10 @@
 #include "db.h"
 #include "id.h"
 #include "jobs.h"
+#include "repos.h"
 #include "server.h"
 #include "strbuf.h"
+#include "testcases.h"
 #include "web.h"
 
 #define WEB_PAGE_SIZE 25
@@ -22,26 +24,25 @@ static const char *const job_states[] = {"queued", "running",	"done",
 
 json_t *web_jobs_names(bool testcases, const char *selected)
 {
-	json_t *list = json_array();
-	PGresult *r =
-	    db_exec(db_conn(),
-		    testcases ? "SELECT name FROM testcases ORDER BY name"
-			      : "SELECT name FROM repos ORDER BY name",
-		    0, NULL);
-	int row;
+	struct field_errors errors;
+	json_t *options = json_array(), *items, *item;
+	size_t i;
 
-	if (r == NULL)
-		return list;
-	for (row = 0; row < PQntuples(r); row++) {
-		const char *name = db_text(r, row, 0);
+	fields_init(&errors);
+	items = testcases ? testcases_list_json(&errors)
+			  : repos_list_json(&errors);
+	json_array_foreach(items, i, item)
+	{
+		const char *name =
+		    json_string_value(json_object_get(item, "name"));
 
 		json_array_append_new(
-		    list, json_pack("{s:s,s:b}", "name", name, "selected",
-				    selected != NULL &&
-					strcmp(selected, name) == 0));
+		    options, json_pack("{s:s,s:b}", "name", name, "selected",
+				       selected != NULL &&
+					   strcmp(selected, name) == 0));
 	}
-	PQclear(r);
-	return list;
+	json_decref(items);
+	return options;
 }
 
 static void format_age(char *buf, size_t size, long long seconds)
