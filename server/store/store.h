@@ -8,6 +8,8 @@
 #ifndef STATBISECT_STORE_H
 #define STATBISECT_STORE_H
 
+#include <libpq-fe.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /*
@@ -40,5 +42,21 @@ static inline const char *store_int_text(char *buf, long long value)
 	snprintf(buf, STORE_INT_TEXT, "%lld", value);
 	return buf;
 }
+
+/*
+ * The status of a command that looks for one row, whose result is `r`
+ * (NULL: the command failed): STORE_OK when it has exactly one row (the
+ * caller keeps `r`), STORE_NOT_FOUND otherwise (`r` is cleared), or
+ * STORE_FAILED.
+ */
+int store_one_row(PGresult *r);
+
+/*
+ * Items for the rows of result `r` (NULL: the command failed):
+ * PQntuples(r) + 1 zeroed items of `size` bytes (the caller fills them,
+ * keeps `r` and free()s them), *count the number of rows.  NULL, with
+ * `r` cleared, when `r` is NULL or memory ran out.
+ */
+void *store_rows_alloc(size_t *count, PGresult *r, size_t size);
 
 #endif

@@ -52,17 +52,13 @@ static void testcase_fill(struct store_testcase *out, const PGresult *r,
  */
 static int one_row(PGresult **rows, PGresult *r, const char *state)
 {
-	*rows = NULL;
-	if (r == NULL)
-		return state != NULL && strcmp(state, STORE_REPOS_UNIQUE) == 0
-			   ? STORE_EXISTS
-			   : STORE_FAILED;
-	if (PQntuples(r) != 1) {
-		PQclear(r);
-		return STORE_NOT_FOUND;
-	}
-	*rows = r;
-	return STORE_OK;
+	int error = store_one_row(r);
+
+	*rows = error == STORE_OK ? r : NULL;
+	if (error == STORE_FAILED && state != NULL &&
+	    strcmp(state, STORE_REPOS_UNIQUE) == 0)
+		return STORE_EXISTS;
+	return error;
 }
 
 void store_repo_clear(struct store_repo *repo)
@@ -119,21 +115,16 @@ int store_repos_find(struct store_repo *out, PGconn *conn, const char *name)
 int store_repos_list(struct store_repo_list *out, PGconn *conn)
 {
 	PGresult *r;
-	int row;
+	size_t row;
 
 	memset(out, 0, sizeof(*out));
 	r = db_exec(conn, "SELECT " REPO_COLUMNS " FROM repos ORDER BY name",
 		    0, NULL);
-	if (r == NULL)
+	out->items = store_rows_alloc(&out->count, r, sizeof(*out->items));
+	if (out->items == NULL)
 		return STORE_FAILED;
-	out->items = calloc((size_t)PQntuples(r) + 1, sizeof(*out->items));
-	if (out->items == NULL) {
-		PQclear(r);
-		return STORE_FAILED;
-	}
-	for (row = 0; row < PQntuples(r); row++)
-		repo_fill(&out->items[row], r, row);
-	out->count = (size_t)PQntuples(r);
+	for (row = 0; row < out->count; row++)
+		repo_fill(&out->items[row], r, (int)row);
 	out->held = r;
 	return STORE_OK;
 }
@@ -216,22 +207,17 @@ int store_testcases_find(struct store_testcase *out, PGconn *conn,
 int store_testcases_list(struct store_testcase_list *out, PGconn *conn)
 {
 	PGresult *r;
-	int row;
+	size_t row;
 
 	memset(out, 0, sizeof(*out));
 	r = db_exec(conn,
 		    "SELECT " TESTCASE_COLUMNS " FROM testcases ORDER BY name",
 		    0, NULL);
-	if (r == NULL)
+	out->items = store_rows_alloc(&out->count, r, sizeof(*out->items));
+	if (out->items == NULL)
 		return STORE_FAILED;
-	out->items = calloc((size_t)PQntuples(r) + 1, sizeof(*out->items));
-	if (out->items == NULL) {
-		PQclear(r);
-		return STORE_FAILED;
-	}
-	for (row = 0; row < PQntuples(r); row++)
-		testcase_fill(&out->items[row], r, row);
-	out->count = (size_t)PQntuples(r);
+	for (row = 0; row < out->count; row++)
+		testcase_fill(&out->items[row], r, (int)row);
 	out->held = r;
 	return STORE_OK;
 }

@@ -26,15 +26,13 @@ static void token_fill(struct store_token *out, const PGresult *r, int row)
 /* Takes the one-row result `r` (or none) into *out. */
 static int token_take(struct store_token *out, PGresult *r)
 {
-	if (r == NULL)
-		return STORE_FAILED;
-	if (PQntuples(r) != 1) {
-		PQclear(r);
-		return STORE_NOT_FOUND;
+	int error = store_one_row(r);
+
+	if (error == STORE_OK) {
+		token_fill(out, r, 0);
+		out->held = r;
 	}
-	token_fill(out, r, 0);
-	out->held = r;
-	return STORE_OK;
+	return error;
 }
 
 void store_token_clear(struct store_token *token)
@@ -72,21 +70,16 @@ int store_tokens_create(struct store_token *out, PGconn *conn,
 int store_tokens_list(struct store_token_list *out, PGconn *conn)
 {
 	PGresult *r;
-	int row;
+	size_t row;
 
 	memset(out, 0, sizeof(*out));
 	r = db_exec(conn, "SELECT " TOKEN_COLUMNS " FROM tokens ORDER BY id",
 		    0, NULL);
-	if (r == NULL)
+	out->items = store_rows_alloc(&out->count, r, sizeof(*out->items));
+	if (out->items == NULL)
 		return STORE_FAILED;
-	out->items = calloc((size_t)PQntuples(r) + 1, sizeof(*out->items));
-	if (out->items == NULL) {
-		PQclear(r);
-		return STORE_FAILED;
-	}
-	for (row = 0; row < PQntuples(r); row++)
-		token_fill(&out->items[row], r, row);
-	out->count = (size_t)PQntuples(r);
+	for (row = 0; row < out->count; row++)
+		token_fill(&out->items[row], r, (int)row);
 	out->held = r;
 	return STORE_OK;
 }
@@ -164,6 +157,7 @@ int store_sessions_find(struct store_session *out, PGconn *conn,
 {
 	const char *params[1] = {secret};
 	PGresult *r;
+	int error;
 
 	memset(out, 0, sizeof(*out));
 	r = db_exec(
@@ -175,12 +169,9 @@ int store_sessions_find(struct store_session *out, PGconn *conn,
 		"$1") " AND s.expires_at > now()"
 		      " AND (s.token_id IS NULL OR t.revoked_at IS NULL)",
 	    1, params);
-	if (r == NULL)
-		return STORE_FAILED;
-	if (PQntuples(r) != 1) {
-		PQclear(r);
-		return STORE_NOT_FOUND;
-	}
+	error = store_one_row(r);
+	if (error < 0)
+		return error;
 	out->role = db_text(r, 0, 0);
 	out->csrf = db_text(r, 0, 1);
 	out->token_id = db_is_null(r, 0, 2) ? 0 : db_int(r, 0, 2);
