@@ -784,9 +784,10 @@ int report_render_body(char **out, const struct report_input *in)
 		if (in->commit_line_count > 0)
 			report_put_lines(&b, in);
 		else
-			strbuf_printf(&b, "%s %s\n\n",
+			strbuf_printf(&b, "%s %s%s\n\n",
 				      in->commit_url ? in->commit_url
 						     : in->tree,
+				      in->branch_watched ? "in branch " : "",
 				      in->branch);
 		report_put_changes(&b, in);
 	}

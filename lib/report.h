@@ -134,6 +134,8 @@ struct report_input {
 	const char *service_url;  /* signature, second line, or NULL */
 	const char *tree;	  /* "[tree:branch]" in the subject */
 	const char *branch;
+	bool branch_watched; /* the robot found it on the branch: the commit
+				line says "in branch <branch>" */
 	enum report_kind kind;
 	const char *kpi;
 	double change_pct; /* KPI mean, culprit vs parent, percent */

@@ -623,6 +623,7 @@ static int fill_input(struct build *b)
 	in->service_url = job->base_url;
 	in->tree = line_or_mark(b->tree);
 	in->branch = line_or_mark(b->branch);
+	in->branch_watched = job->branch_watched;
 	in->kind = kind_of(b);
 	if ((error = fill_changes(b)) < 0)
 		return error;

@@ -115,6 +115,7 @@ struct report_job {
 	const char *repo, *repo_url;
 	const char *web_url; /* commit link template with "{sha}", or NULL */
 	const char *branch;  /* the bad revision as submitted */
+	bool branch_watched; /* a watched branch's name (watcher.h) */
 	const char *testcase, *kpi;
 	const char *build, *run; /* commands; build may be NULL or "" */
 	const char *machine; /* of a worker that ran the culprit, or NULL */

@@ -20,6 +20,7 @@
 #include "report.h"
 #include "server.h"
 #include "url.h"
+#include "watcher.h"
 
 static void usage(FILE *out)
 {
@@ -301,6 +302,8 @@ int main(int argc, char **argv)
 		log_error("cannot start the mailer");
 		goto out;
 	}
+	if (watcher_start() < 0)
+		goto out;
 	{
 		/* The SMTP URL may hold a password: not in the log. */
 		char *shown = NULL;
@@ -323,6 +326,7 @@ out:
 	http_stop(http);
 	free(routes);
 	mailer_stop(mailer);
+	watcher_stop();
 	db_disconnect();
 	free(host);
 	free(url);

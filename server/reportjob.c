@@ -137,6 +137,7 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	branch = branch_of(facts.repo, facts.bad_rev,
 			   job->commits[job->count - 1].sha);
 	in.branch = branch != NULL ? branch : facts.bad_rev;
+	in.branch_watched = job->watched_branch[0] != '\0';
 	in.testcase = facts.testcase;
 	in.kpi = facts.kpi;
 	in.build = facts.build;

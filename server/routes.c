@@ -6,6 +6,7 @@
 #include "server.h"
 #include "testcases.h"
 #include "tokens.h"
+#include "watches.h"
 
 /* The core contract routes; the route tables of other files follow. */
 static const struct http_route core_routes[] = {
@@ -28,7 +29,7 @@ static const struct http_route core_routes[] = {
 struct http_route *server_routes(void)
 {
 	const struct http_route *tables[] = {core_routes, api_more_routes,
-					     web_routes};
+					     watches_routes, web_routes};
 	struct http_route *all;
 	size_t n = 0, t, i;
 

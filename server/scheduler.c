@@ -11,6 +11,7 @@
 #include "db.h"
 #include "log.h"
 #include "reportjob.h"
+#include "watcher.h"
 
 void sched_job_clear(struct sched_job *job)
 {
@@ -455,7 +456,9 @@ static int finish_job(PGconn *conn, const struct sched_job *job,
 	}
 	free(cause);
 	for (i = 0; i < res->culprit_count; i++) {
-		if (reportjob_queue(conn, job, base_url, i) < 0)
+		rc = watcher_report_wanted(conn, job, i);
+		if (rc < 0 ||
+		    (rc > 0 && reportjob_queue(conn, job, base_url, i) < 0))
 			return -1;
 	}
 	return 0;
@@ -522,6 +525,12 @@ int sched_advance(PGconn *conn, long long job_id, const char *base_url)
 	rc = commitlog_missing_kpi(&cause, conn, &job);
 	if (rc != 0) {
 		error = rc < 0 ? -1 : fail_job(conn, &job, cause, base_url);
+		goto out;
+	}
+	/* A head the watcher measures ends its own way (watcher.h). */
+	rc = watcher_advance(conn, &job);
+	if (rc != 0) {
+		error = rc < 0 ? -1 : 0;
 		goto out;
 	}
 	if (job.result.verdict == BISECT_PENDING &&

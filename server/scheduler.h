@@ -35,6 +35,9 @@ struct sched_job {
 	size_t *parents;	     /* storage behind input[].parents */
 	enum bisect_class *classes;
 	struct bisect_result result;
+	/* A watcher's bisection (watcher.h): the watched branch its report
+	 * names, else "". */
+	char watched_branch[256];
 };
 
 /*

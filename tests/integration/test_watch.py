@@ -1,0 +1,176 @@
+"""Robot mode (issue 12) on real parts: a server of our own with a worker on
+a database of its own, a generated repository whose branch `main` the
+server watches, and pushes announced through the push hook.  The server
+measures each new head against the last measured one by itself, bisects
+the range when the KPI moved, and mails one report per culprit saying
+"in branch main"; unchanged heads send nothing, a restart changes none of
+it, and a culprit is never reported twice."""
+import email
+import email.policy
+import glob
+import os
+import time
+
+from harness import AREAS, BENCH_C, BUILD_SH, Repo, Service, check, eq, test
+
+OWNER = __name__
+
+
+def mails(svc):
+    out = []
+    for path in sorted(glob.glob(os.path.join(svc.mail, "new", "*"))):
+        with open(path, "rb") as f:
+            out.append(email.message_from_binary_file(
+                f, policy=email.policy.default))
+    return out
+
+
+def wait_for(what, fn, timeout=240, svc=None):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise AssertionError("%s did not happen in %d s%s" % (
+        what, timeout, "; server log:\n" + svc.log("server") if svc else ""))
+
+
+class Pusher:
+    """The watched repository, committed to in pushes of a few commits."""
+
+    def __init__(self, path):
+        self.repo = Repo(path)
+        self.mean = 1000.0
+        self.repo.write("bench.c", BENCH_C)
+        self.repo.write("build.sh", BUILD_SH)
+        self.repo.write("mean", "%r\n" % self.mean)
+        self.repo.write("owner", "%s\n" % OWNER)
+        self.i = 0
+        self.head = self.repo.commit("bench: add the benchmark")
+
+    def push(self, count, change_at=None, new_mean=None):
+        """Commits `count` commits; the one at position change_at (0-based)
+        sets the benchmark's mean.  Returns the SHAs."""
+        shas = []
+        for k in range(count):
+            self.i += 1
+            if k == change_at:
+                self.mean = new_mean
+                self.repo.write("mean", "%r\n" % new_mean)
+            self.repo.write("file%02d.txt" % (self.i % 7), "change %d\n" % self.i)
+            shas.append(self.repo.commit("%s: watched change %d" % (
+                AREAS[self.i % len(AREAS)], self.i)))
+        self.head = shas[-1]
+        return shas
+
+
+def watch_state(svc, watch_id):
+    return svc.api.ok("GET", "/api/v1/watches/%d" % watch_id,
+                      token=svc.read_token)
+
+
+def head_of(svc, watch_id, sha):
+    for h in watch_state(svc, watch_id)["heads"]:
+        if h["sha"] == sha:
+            return h
+    return None
+
+
+def measured(svc, watch_id, sha):
+    h = head_of(svc, watch_id, sha)
+    return h if h is not None and h["state"] == "measured" else None
+
+
+def bisections(svc, watch_id):
+    return [j for j in watch_state(svc, watch_id)["jobs"] if j["role"] == "bisect"]
+
+
+def all_done(svc, watch_id):
+    jobs = watch_state(svc, watch_id)["jobs"]
+    return all(j["state"] in ("done", "failed", "cancelled") for j in jobs)
+
+
+@test
+def watched_branch_pushes_are_measured_bisected_and_reported_once(env):
+    db = env.cluster.database("watch")
+    svc = Service(env.root, env.cluster, "watch", conninfo=db)
+    try:
+        repo = Pusher(os.path.join(env.root, "watched"))
+        svc.register("wrepo", repo.repo, "wscore", min_change_pct=2.0)
+        watch = svc.api.ok("POST", "/api/v1/watches", {
+            "repo": "wrepo", "branch": "main", "testcases": ["wscore"],
+            "interval_s": 3600, "notify": ["perf@example.org"]}, expect=(201,))
+        wid = watch["id"]
+        eq(watch["branch"], "main", "watched branch")
+        eq(watch["testcases"], ["wscore"], "watched testcases")
+        # The head at creation is the baseline: nothing to compare it with.
+        base = wait_for("baseline", lambda: head_of(svc, wid, repo.head), svc=svc)
+        eq(base["state"], "baseline", "first head")
+
+        def push_hook():
+            return svc.api.ok("POST", "/api/v1/repos/wrepo/push", {},
+                              expect=(202,), token=svc.submit_token)
+
+        # Push 1: nothing changes.  The hook starts the measurement at once.
+        repo.push(2)
+        t0 = time.time()
+        push_hook()
+        wait_for("measurement of push 1", lambda: head_of(svc, wid, repo.head),
+                 timeout=2, svc=svc)
+        check(time.time() - t0 <= 2.0, "the push hook started the measurement "
+              "within 2 s")
+        h1 = wait_for("push 1 measured", lambda: measured(svc, wid, repo.head), svc=svc)
+        eq(h1["outcome"], "same", "push 1")
+        # Push 2: a regression (mean -10%) in the middle of five commits.
+        p2 = repo.push(5, change_at=2, new_mean=900.0)
+        push_hook()
+        h2 = wait_for("push 2 measured", lambda: measured(svc, wid, repo.head), svc=svc)
+        eq(h2["outcome"], "changed", "push 2")
+        # A restart while the bisection runs changes nothing.
+        svc.stop()
+        svc = Service(env.root, env.cluster, "watch", conninfo=db)
+        wait_for("bisection of push 2", lambda: all_done(svc, wid), svc=svc)
+        # Push 3: an improvement, a single commit.
+        p3 = repo.push(1, change_at=0, new_mean=1000.0)
+        svc.api.ok("POST", "/api/v1/repos/wrepo/push", {}, expect=(202,),
+                   token=svc.submit_token)
+        h3 = wait_for("push 3 measured", lambda: measured(svc, wid, repo.head), svc=svc)
+        eq(h3["outcome"], "changed", "push 3")
+        wait_for("bisection of push 3", lambda: all_done(svc, wid), svc=svc)
+        wait_for("two reports", lambda: len(mails(svc)) >= 2, timeout=60, svc=svc)
+        # Push 4: nothing changes, nothing is sent.
+        repo.push(1)
+        svc.api.ok("POST", "/api/v1/repos/wrepo/push", {}, expect=(202,),
+                   token=svc.submit_token)
+        h4 = wait_for("push 4 measured", lambda: measured(svc, wid, repo.head), svc=svc)
+        eq(h4["outcome"], "same", "push 4")
+        time.sleep(2)  # the mailer's turn, had anything been queued
+
+        jobs = bisections(svc, wid)
+        eq(len(jobs), 2, "bisection jobs of the watch")
+        culprits = sorted(svc.api.ok("GET", "/api/v1/jobs/%d" % j["id"],
+                                     token=svc.read_token)["culprit"] for j in jobs)
+        eq(culprits, sorted([p2[2], p3[0]]), "culprits")
+        verdicts = sorted(svc.api.ok("GET", "/api/v1/jobs/%d" % j["id"],
+                                     token=svc.read_token)["verdict"] for j in jobs)
+        eq(verdicts, ["improvement", "regression"], "verdicts")
+        sent = mails(svc)
+        eq(len(sent), 2, "reports mailed")
+        for msg in sent:
+            body = msg.get_body(preferencelist=("plain",)).get_content()
+            check("in branch main" in body, "report says the branch:\n" + body)
+            check(str(msg["Subject"]).startswith("[wrepo:main] "),
+                  "subject names tree and branch: %s" % msg["Subject"])
+            check("perf@example.org" in str(msg["To"]) + str(msg["Cc"]),
+                  "the watch's recipients get it")
+        kinds = sorted("regression" if "regression" in str(m["Subject"]) else
+                       "improvement" for m in sent)
+        eq(kinds, ["improvement", "regression"], "report kinds")
+        # Every head was taken up once and measured once.
+        eq(svc.psql("SELECT count(*), count(DISTINCT sha) FROM watch_heads"),
+           "5|5", "heads taken up")
+        eq(svc.psql("SELECT count(*) FROM watch_jobs WHERE role = 'measure'"),
+           "2", "measurements that found no change")
+    finally:
+        svc.stop()
