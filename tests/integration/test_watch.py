@@ -94,7 +94,7 @@ def all_done(svc, watch_id):
 @test
 def watched_branch_pushes_are_measured_bisected_and_reported_once(env):
     db = env.cluster.database("watch")
-    svc = Service(env.root, env.cluster, "watch", conninfo=db)
+    svc = Service(env.root, env.cluster, "watch", conninfo=db, lease_seconds=10)
     try:
         repo = Pusher(os.path.join(env.root, "watched"))
         svc.register("wrepo", repo.repo, "wscore", min_change_pct=2.0)
@@ -129,7 +129,7 @@ def watched_branch_pushes_are_measured_bisected_and_reported_once(env):
         eq(h2["outcome"], "changed", "push 2")
         # A restart while the bisection runs changes nothing.
         svc.stop()
-        svc = Service(env.root, env.cluster, "watch", conninfo=db)
+        svc = Service(env.root, env.cluster, "watch", conninfo=db, lease_seconds=10)
         wait_for("bisection of push 2", lambda: all_done(svc, wid), svc=svc)
         # Push 3: an improvement, a single commit.
         p3 = repo.push(1, change_at=0, new_mean=1000.0)
