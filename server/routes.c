@@ -29,7 +29,8 @@ static const struct http_route core_routes[] = {
 struct http_route *server_routes(void)
 {
 	const struct http_route *tables[] = {core_routes, api_more_routes,
-					     watches_routes, web_routes};
+					     watches_routes,
+					     web_watches_routes, web_routes};
 	struct http_route *all;
 	size_t n = 0, t, i;
 

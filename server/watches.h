@@ -58,4 +58,7 @@ char *watches_history_csv(const struct store_head *heads, size_t count);
  * terminated. */
 extern const struct http_route watches_routes[];
 
+/* web_watches.c: the web pages of watches.  NULL-method terminated. */
+extern const struct http_route web_watches_routes[];
+
 #endif

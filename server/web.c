@@ -195,6 +195,7 @@ static json_t *session_json(const struct web_session *s, const char *nav)
 	} entries[] = {
 	    {"jobs", "/", "Jobs", ROLE_READ},
 	    {"new", "/jobs/new", "New job", ROLE_SUBMIT},
+	    {"watches", "/watches", "Watches", ROLE_READ},
 	    {"repos", "/admin/repos", "Repositories", ROLE_ADMIN},
 	    {"testcases", "/admin/testcases", "Testcases", ROLE_ADMIN},
 	    {"tokens", "/admin/tokens", "Tokens", ROLE_ADMIN},

@@ -9,7 +9,7 @@
 
 #include "db.h"
 
-#define ISO_UTC STORE_WATCHES_ISO_UTC
+#define ISO_FORMAT "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'"
 
 char *store_watches_row_dup(const PGresult *r, int row, int col)
 {
@@ -58,6 +58,7 @@ void store_watch_clear(struct store_watch *watch)
 
 	free(watch->repo);
 	free(watch->repo_url);
+	free(watch->web_url);
 	free(watch->branch);
 	free(watch->notify);
 	for (i = 0; watch->testcase_names != NULL && i < watch->testcase_count;
@@ -157,27 +158,19 @@ fail:
 	return -1;
 }
 
+/* The columns watch_from_row reads, ending in the FROM clause. */
 #define WATCH_COLUMNS                                                         \
 	"SELECT w.id, w.repo_id, r.name, r.url, w.branch, w.interval_s,"      \
-	" w.regressions_only, w.paused, w.notify, " ISO_UTC(                  \
-	    "w.created_at") ", " ISO_UTC("w.last_poll_at") ", w.last_error,"  \
-							   " (SELECT "        \
-							   "json_agg(json_"   \
-							   "build_array(t."   \
-							   "id, t.name)"      \
-							   " ORDER BY "       \
-							   "t.name) FROM "    \
-							   "watch_testcases " \
-							   "wt JOIN"          \
-							   " testcases t ON " \
-							   "t.id = "          \
-							   "wt.testcase_id "  \
-							   "WHERE"            \
-							   " wt.watch_id = "  \
-							   "w.id)"            \
-							   " FROM watches w " \
-							   "JOIN repos r ON " \
-							   "r.id = w.repo_id"
+	" w.regressions_only, w.paused, w.notify,"                            \
+	" to_char(w.created_at AT TIME ZONE 'UTC', " ISO_FORMAT "),"          \
+	" to_char(w.last_poll_at AT TIME ZONE 'UTC', " ISO_FORMAT "),"        \
+	" w.last_error, (" WATCH_TESTCASES "), r.web_url"                     \
+	" FROM watches w JOIN repos r ON r.id = w.repo_id"
+/* The watch's testcases as a JSON array of [id, name], by name. */
+#define WATCH_TESTCASES                                                       \
+	"SELECT json_agg(json_build_array(t.id, t.name) ORDER BY t.name)"     \
+	" FROM watch_testcases wt JOIN testcases t"                           \
+	" ON t.id = wt.testcase_id WHERE wt.watch_id = w.id"
 
 /* Fills `out` from row `row` of a WATCH_COLUMNS result. */
 static int watch_from_row(struct store_watch *out, const PGresult *r, int row)
@@ -200,6 +193,7 @@ static int watch_from_row(struct store_watch *out, const PGresult *r, int row)
 	out->created_at = store_watches_row_dup(r, row, 9);
 	out->last_poll_at = store_watches_row_dup(r, row, 10);
 	out->last_error = store_watches_row_dup(r, row, 11);
+	out->web_url = store_watches_row_dup(r, row, 13);
 	out->testcase_ids = calloc(n + 1, sizeof(*out->testcase_ids));
 	out->testcase_names = calloc(n + 1, sizeof(*out->testcase_names));
 	if (out->repo == NULL || out->branch == NULL || out->notify == NULL ||

@@ -21,6 +21,7 @@ struct store_watch {
 	long long repo_id;
 	char *repo;	/* the repository's name */
 	char *repo_url; /* where the mirror fetches from */
+	char *web_url;	/* the repository's commit link with {sha}, or NULL */
 	char *branch;	/* a branch name or a glob of branches */
 	long long interval_s;
 	bool regressions_only;

@@ -12,6 +12,7 @@ import os
 import time
 
 from harness import AREAS, BENCH_C, BUILD_SH, Repo, Service, check, eq, test
+from test_web import Browser
 
 OWNER = __name__
 
@@ -172,5 +173,37 @@ def watched_branch_pushes_are_measured_bisected_and_reported_once(env):
            "5|5", "heads taken up")
         eq(svc.psql("SELECT count(*) FROM watch_jobs WHERE role = 'measure'"),
            "2", "measurements that found no change")
+        check_history(svc, wid, repo, jobs, sorted([p2[2], p3[0]]))
     finally:
         svc.stop()
+
+
+def check_history(svc, wid, repo, jobs, culprits):
+    """The history as JSON, CSV and a web page: every head once, the two
+    bisected heads carrying their culprits."""
+    hist = svc.api.ok("GET", "/api/v1/watches/%d/history?testcase=wscore" % wid,
+                      token=svc.read_token)
+    points = hist["points"]
+    eq(len(points), 5, "history points")
+    eq(points[-1]["sha"], repo.head, "newest head last")
+    check(all(p["runs"] >= 5 for p in points), "every head has its runs: %r" % points)
+    eq(sorted(p["job"] for p in points if p["outcome"] == "changed"),
+       sorted(j["id"] for j in jobs), "changed heads link their bisections")
+    status, csv = svc.api.call("GET", "/api/v1/watches/%d/history?format=csv" % wid,
+                               token=svc.read_token)
+    eq(status, 200, "CSV status")
+    lines = csv.strip().splitlines()
+    eq(len(lines), 6, "CSV lines")
+    check(lines[0].startswith("testcase,branch,sha,"), "CSV header: " + lines[0])
+    eq(sorted(l.split(",")[16] for l in lines[1:] if l.split(",")[16]),
+       culprits, "CSV culprits")
+    b = Browser(svc.url)
+    b.sign_in(svc.read_token)
+    status, _, page = b.get("/watches/%d/testcases/wscore" % wid)
+    eq(status, 200, "history page")
+    eq(page.count('class="head culprit'), 2, "culprits marked in the plot")
+    for sha in culprits:
+        check("culprit %s" % sha[:10] in page, "culprit %s named on the plot" % sha[:10])
+    status, _, page = b.get("/watches/%d" % wid)
+    eq(status, 200, "watch page")
+    check("/watches/%d/testcases/wscore" % wid in page, "watch page links its history")
