@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "db.h"
-#define ISO_UTC STORE_WATCHES_ISO_UTC
+#include "store/store.h"
 
 void store_heads_free(struct store_head *heads, size_t count)
 {
@@ -25,8 +25,9 @@ static double double_or_nan(const PGresult *r, int row, int col)
 #define HEAD_COLUMNS                                                          \
 	"SELECT h.id, h.testcase_id, t.name, h.branch, h.sha, h.subject,"     \
 	" h.state, coalesce(h.outcome, ''), h.change_pct,"                    \
-	" coalesce(h.job_id, 0), coalesce(h.base_head_id, 0), " ISO_UTC(      \
-	    "h.seen_at") ", coalesce(" ISO_UTC("h.measured_at") ", '')"
+	" coalesce(h.job_id, 0), coalesce(h.base_head_id, "                   \
+	"0), " STORE_TIMESTAMP("h.seen_at") ", coalesce(" STORE_TIMESTAMP(    \
+	    "h.measured_at") ", '')"
 
 /* Fills `out` from the HEAD_COLUMNS of row `row`. */
 static int head_from_row(struct store_head *out, const PGresult *r, int row)

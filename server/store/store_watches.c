@@ -8,8 +8,7 @@
 #include <jansson.h>
 
 #include "db.h"
-
-#define ISO_FORMAT "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'"
+#include "store/store.h"
 
 char *store_watches_row_dup(const PGresult *r, int row, int col)
 {
@@ -158,12 +157,13 @@ fail:
 	return -1;
 }
 
+#define CREATED_AT STORE_TIMESTAMP("w.created_at")
+#define LAST_POLL_AT STORE_TIMESTAMP("w.last_poll_at")
 /* The columns watch_from_row reads, ending in the FROM clause. */
 #define WATCH_COLUMNS                                                         \
 	"SELECT w.id, w.repo_id, r.name, r.url, w.branch, w.interval_s,"      \
 	" w.regressions_only, w.paused, w.notify,"                            \
-	" to_char(w.created_at AT TIME ZONE 'UTC', " ISO_FORMAT "),"          \
-	" to_char(w.last_poll_at AT TIME ZONE 'UTC', " ISO_FORMAT "),"        \
+	" " CREATED_AT ", " LAST_POLL_AT ","                                  \
 	" w.last_error, (" WATCH_TESTCASES "), r.web_url"                     \
 	" FROM watches w JOIN repos r ON r.id = w.repo_id"
 /* The watch's testcases as a JSON array of [id, name], by name. */

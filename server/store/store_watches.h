@@ -236,14 +236,12 @@ int store_watches_jobs(struct store_watch_jobrow **out, size_t *count,
 		       PGconn *conn, long long watch_id);
 
 /*
- * Helpers the store_watch* files share.  _row_dup: a malloc'd copy of a
- * field, NULL when SQL NULL (or out of memory); _row_copy: the field (""
- * when NULL) cut to `size`; _exec: runs a command whose rows are not
- * needed (0 / -1); _exec_touch: 0 when it changed a row, 1 when none, -1.
+ * Helpers the store_watch* files share (timestamps: store/store.h).  _row_dup:
+ * a malloc'd copy of a field, NULL when SQL NULL (or out of memory);
+ * _row_copy: the field ("" when NULL) cut to `size`; _exec: runs a command
+ * whose rows are not needed (0 / -1); _exec_touch: 0 when it changed a row, 1
+ * when none, -1.
  */
-#define STORE_WATCHES_ISO_UTC(col)                                            \
-	"to_char(" col " AT TIME ZONE 'UTC', "                                \
-	"'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 char *store_watches_row_dup(const PGresult *r, int row, int col);
 void store_watches_row_copy(char *dst, size_t size, const PGresult *r, int row,
 			    int col);
