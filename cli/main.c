@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "remote.h"
+#include "watch.h"
 
 enum cli_exit {
 	CLI_EXIT_GOOD = 0,	 /* no change, improvement, or success */
@@ -51,6 +52,8 @@ static void usage(FILE *out)
 		" [--json]\n"
 		"       statbisect report JOB\n"
 		"       statbisect cancel JOB [--json]\n"
+		"       statbisect watch add|list|show|pause|resume|delete|"
+		"history|push ... (see statbisect watch --help)\n"
 		"options of every command:\n"
 		"  --server URL    the server (STATBISECT_SERVER; "
 		"default " CLI_DEFAULT_SERVER ")\n"
@@ -730,6 +733,8 @@ int main(int argc, char **argv)
 	char *err = NULL;
 	int status;
 
+	if (argc > 1 && strcmp(argv[1], "watch") == 0)
+		return watch_main(argc - 1, argv + 1);
 	o.poll_s = CLI_DEFAULT_POLL_S;
 	o.notify = json_array();
 	if (o.notify == NULL)

@@ -9,9 +9,10 @@ import email
 import email.policy
 import glob
 import os
+import subprocess
 import time
 
-from harness import AREAS, BENCH_C, BUILD_SH, Repo, Service, check, eq, test
+from harness import AREAS, BENCH_C, BUILD_SH, ROOT, Repo, Service, check, eq, test
 from test_web import Browser
 
 OWNER = __name__
@@ -197,6 +198,7 @@ def check_history(svc, wid, repo, jobs, culprits):
     check(lines[0].startswith("testcase,branch,sha,"), "CSV header: " + lines[0])
     eq(sorted(l.split(",")[16] for l in lines[1:] if l.split(",")[16]),
        culprits, "CSV culprits")
+    check_cli(svc, wid, culprits)
     b = Browser(svc.url)
     b.sign_in(svc.read_token)
     status, _, page = b.get("/watches/%d/testcases/wscore" % wid)
@@ -207,3 +209,105 @@ def check_history(svc, wid, repo, jobs, culprits):
     status, _, page = b.get("/watches/%d" % wid)
     eq(status, 200, "watch page")
     check("/watches/%d/testcases/wscore" % wid in page, "watch page links its history")
+
+
+def notes_of(svc, wid):
+    return {j["id"]: j["notes"] for j in watch_state(svc, wid)["jobs"]}
+
+
+@test
+def a_culprit_two_watches_find_is_reported_once_and_noted_when_still_there(env):
+    db = env.cluster.database("watch_dups")
+    svc = Service(env.root, env.cluster, "watchdups", conninfo=db, lease_seconds=10)
+    try:
+        repo = Pusher(os.path.join(env.root, "watched-dups"))
+        svc.register("drepo", repo.repo, "dscore", min_change_pct=2.0)
+        ids = []
+        for branch in ("main", "ma*"):
+            ids.append(svc.api.ok("POST", "/api/v1/watches", {
+                "repo": "drepo", "branch": branch, "testcases": ["dscore"],
+                "interval_s": 3600}, expect=(201,))["id"])
+        for wid in ids:
+            wait_for("baseline", lambda: head_of(svc, wid, repo.head), svc=svc)
+        p1 = repo.push(3, change_at=1, new_mean=880.0)
+        svc.api.ok("POST", "/api/v1/repos/drepo/push", {}, expect=(202,),
+                   token=svc.submit_token)
+        for wid in ids:
+            wait_for("bisection", lambda: bisections(svc, wid) and all_done(svc, wid),
+                     svc=svc)
+        jobs = [bisections(svc, wid)[0] for wid in ids]
+        eq([j["culprit"] for j in jobs], [p1[1], p1[1]], "both watches find the culprit")
+        wait_for("the report", lambda: len(mails(svc)) >= 1, timeout=60, svc=svc)
+        # A later push that changes nothing: the regression is still there.
+        repo.push(1)
+        svc.api.ok("POST", "/api/v1/repos/drepo/push", {}, expect=(202,),
+                   token=svc.submit_token)
+        for wid in ids:
+            wait_for("push 2 measured", lambda: measured(svc, wid, repo.head), svc=svc)
+        time.sleep(2)
+        eq(len(mails(svc)), 1, "one report for one culprit")
+        notes = [notes_of(svc, wid)[j["id"]] for wid, j in zip(ids, jobs)]
+        dups = [(j, n) for j, ns in zip(jobs, notes) for n in ns if "already" in n]
+        eq(len(dups), 1, "one job notes the culprit's earlier report: %r" % notes)
+        other = [j for j in jobs if j["id"] != dups[0][0]["id"]][0]
+        check("was reported by job %d already" % other["id"] in dups[0][1],
+              "the note names the job that reported it: %r" % dups)
+        for n in notes:
+            check("still regression on main/%s" % repo.head[:10] in n,
+                  "still regression noted: %r" % notes)
+    finally:
+        svc.stop()
+
+
+@test
+def bad_watches_are_refused_with_field_errors(env):
+    api = env.svc.api
+    bad = [
+        ({"branch": "main", "testcases": ["x"]}, 400, "invalid_field"),
+        ({"repo": "no-such-repo", "branch": "main", "testcases": ["x"]}, 404, "unknown_repo"),
+        ({"repo": 5, "branch": "a b", "testcases": []}, 400, "invalid_field"),
+        ({"repo": "r", "branch": "-x", "testcases": ["t"]}, 400, "invalid_field"),
+        ({"repo": "r", "branch": "main", "testcases": ["t"], "interval_s": 5}, 400,
+         "invalid_field"),
+        ({"repo": "r", "branch": "main", "testcases": ["t"], "notify": ["nope"]}, 400,
+         "invalid_email"),
+    ]
+    for body, status, code in bad:
+        got, reply = api.call("POST", "/api/v1/watches", body)
+        eq((got, reply["error"]["code"]), (status, code), "refused %r" % body)
+    got, reply = api.call("POST", "/api/v1/watches",
+                          {"repo": "r", "branch": "main", "testcases": ["t"]},
+                          token=env.svc.submit_token)
+    eq(got, 403, "submit cannot create watches")
+    got, reply = api.call("POST", "/api/v1/repos/no-such-repo/push", {},
+                          token=env.svc.submit_token)
+    eq((got, reply["error"]["code"]), (404, "unknown_repo"), "push of an unknown repo")
+    got, _ = api.call("GET", "/api/v1/watches/0")
+    eq(got, 404, "watch 0")
+
+
+def cli(svc, token, *args):
+    r = subprocess.run([os.path.join(ROOT, "bin/statbisect"), "watch"] + list(args) +
+                       ["--server", svc.url, "--token", token],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def check_cli(svc, wid, culprits):
+    code, out, err = cli(svc, svc.read_token, "list")
+    eq(code, 0, "watch list: " + err)
+    check(out.startswith("%d\twrepo\tmain\twscore\t" % wid), "list line: " + out)
+    code, out, err = cli(svc, svc.read_token, "history", str(wid), "--csv")
+    eq(code, 0, "watch history --csv: " + err)
+    eq(len(out.strip().splitlines()), 6, "CSV from the CLI")
+    check(all(c in out for c in culprits), "culprits in the CLI's CSV")
+    code, out, err = cli(svc, svc.read_token, "history", str(wid), "--testcase", "wscore")
+    eq((code, len(out.strip().splitlines())), (0, 6), "history table: " + out + err)
+    code, out, err = cli(svc, svc.read_token, "pause", str(wid))
+    eq(code, 2, "a read token cannot pause")
+    check("admin" in err or "role" in err, "the server's refusal is shown: " + err)
+    code, out, err = cli(svc, svc.submit_token, "push", "nope")
+    eq(code, 2, "push of an unknown repository")
+    check("not registered" in err, "push error: " + err)
+    code, out, err = cli(svc, svc.read_token, "add", "--repo", "x")
+    eq(code, 2, "add without branch and testcase")
