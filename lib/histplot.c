@@ -11,6 +11,8 @@
 #define COLOR_REGRESSION "#b42318"
 #define COLOR_IMPROVEMENT "#1d4ed8"
 #define COLOR_AXIS "#555555"
+/* Room below svgplot's frame for the slanted SHA labels. */
+#define HISTPLOT_LABEL_ROOM 36
 
 static void put_escaped(struct strbuf *b, const char *s)
 {
@@ -179,7 +181,7 @@ int histplot_render(char **out, const struct histplot *plot)
 		      "<svg class=\"plot history\" xmlns="
 		      "\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\""
 		      " role=\"img\" aria-label=\"",
-		      SVGPLOT_WIDTH, SVGPLOT_HEIGHT);
+		      SVGPLOT_WIDTH, SVGPLOT_HEIGHT + HISTPLOT_LABEL_ROOM);
 	put_escaped(&b, plot->title != NULL ? plot->title : "history");
 	strbuf_append(&b, "\">");
 	put_axes(&b, &f, plot);

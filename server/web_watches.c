@@ -148,7 +148,7 @@ static struct histplot_point *plot_points(const struct store_head *heads,
 		struct histplot_point *q = &points[i];
 		char **t = &texts[5 * i];
 
-		if (asprintf(&t[0], "%.12s", h->sha) < 0)
+		if (asprintf(&t[0], "%.8s", h->sha) < 0)
 			t[0] = NULL;
 		if (asprintf(&t[1], "%.12s %s: %zu runs, median %g, %s",
 			     h->sha, h->subject, h->run_count, h->median,

@@ -4,7 +4,9 @@
 // a reload, checks the plot and the downloads, and a form error.  Prints
 // one "PASS name" or "FAIL name: why" line per step; run.py counts them.
 // Environment: SB_URL, SB_ADMIN_TOKEN, SB_SUBMIT_TOKEN, SB_REPO,
-// SB_TESTCASE, SB_GOOD, SB_BAD, SB_CULPRIT, SB_OUT (screenshots).
+// SB_TESTCASE, SB_GOOD, SB_BAD, SB_CULPRIT, SB_OUT (screenshots),
+// SB_WATCH_ID, SB_WATCH_TESTCASE, SB_WATCH_CULPRIT (a watched branch the
+// server bisected by itself).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -231,6 +233,30 @@ try {
 		expect(text.includes('done') && text.includes('regression') &&
 			text.includes(env.SB_CULPRIT.slice(0, 12)), `row: ${text}`);
 		await shoot(page, 'dashboard');
+	});
+
+	await step('the watch history plots the branch with its culprit marked', async () => {
+		await page.getByRole('link', { name: 'Watches' }).first().click();
+		await page.locator(`#watches a[href="/watches/${env.SB_WATCH_ID}"]`).click();
+		await page.getByRole('link', { name: env.SB_WATCH_TESTCASE }).click();
+		const svg = page.locator('#history-plot svg');
+		await svg.waitFor();
+		expect(await svg.isVisible(), 'the history plot is visible');
+		const box = await svg.boundingBox();
+		expect(box.width > 600 && box.height > 250, `plot size ${box.width}x${box.height}`);
+		const hist = await api(`/api/v1/watches/${env.SB_WATCH_ID}/history`);
+		const heads = await page.locator('#history-plot g.head').count();
+		expect(heads === hist.points.length, `${heads} heads plotted for ${hist.points.length}`);
+		const marked = page.locator('#history-plot g.head.culprit.regression');
+		expect(await marked.count() === 1, 'one head marked with a regression culprit');
+		const label = await page.locator('#history-plot .culprit-label').textContent();
+		expect(label === `culprit ${env.SB_WATCH_CULPRIT.slice(0, 10)}`, `culprit label: ${label}`);
+		const href = await page.locator('#history-plot a.job-link:has(g.head.culprit)')
+			.getAttribute('href');
+		expect(/^\/jobs\/\d+$/.test(href), `the marked point links its job: ${href}`);
+		const shas = await page.locator('#history-plot a.commit-link').count();
+		expect(shas === hist.points.length, 'each head links its commit');
+		await shoot(page, 'watch-history');
 	});
 
 	await step('no script errors on any page', async () => {
