@@ -90,14 +90,15 @@ static int fetch_branches(struct watcher_branch *out, size_t *count,
 			  const struct store_watch *watch, char **err)
 {
 	git_repository *repo = NULL;
+	struct mirrorlock *held;
 	int rc;
 
-	mirror_lock();
+	held = mirror_lock(watch->repo);
 	rc = mirror_fetch(&repo, watch->repo, watch->repo_url, err);
 	if (rc == 0)
 		rc = list_branches(out, count, repo, watch->branch, err);
 	git_repository_free(repo);
-	mirror_unlock();
+	mirror_unlock(held);
 	return rc;
 }
 
