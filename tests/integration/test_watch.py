@@ -226,7 +226,8 @@ def a_culprit_two_watches_find_is_reported_once_and_noted_when_still_there(env):
         for branch in ("main", "ma*"):
             ids.append(svc.api.ok("POST", "/api/v1/watches", {
                 "repo": "drepo", "branch": branch, "testcases": ["dscore"],
-                "interval_s": 3600}, expect=(201,))["id"])
+                "interval_s": 3600, "notify": ["perf@example.org"]},
+                expect=(201,))["id"])
         for wid in ids:
             wait_for("baseline", lambda: head_of(svc, wid, repo.head), svc=svc)
         p1 = repo.push(3, change_at=1, new_mean=880.0)
