@@ -13,6 +13,7 @@
 #include "secret.h"
 #include "server.h"
 #include "store/store_reports.h"
+#include "watcher.h"
 
 /* Random bytes in a report's Message-ID. */
 #define REPORTJOB_TAG_BYTES 8
@@ -101,7 +102,9 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	if (commits == NULL ||
 	    store_reports_facts(&facts, conn, job->id, new_idx) < 0 ||
 	    store_reports_samples(&samples, conn, job->id, base_idx, new_idx) <
-		0)
+		0 ||
+	    watcher_report_samples(conn, job, which, base_idx, new_idx,
+				   &samples) < 0)
 		goto out;
 	if (new_message_id(message_id, sizeof(message_id), job->id) < 0) {
 		log_error("job %lld: no randomness for the report's "

@@ -17,7 +17,9 @@
 #include "jobs.h"
 #include "log.h"
 #include "mirror.h"
+#include "reportjob.h"
 #include "server.h"
+#include "store/store_jobs.h"
 #include "store/store_watches.h"
 
 /* Branches of one watch taken up per poll (a glob may match more). */
@@ -231,8 +233,10 @@ out:
 	free(branches);
 }
 
-/* One look at the watches: ends measurements whose job died, then polls
- * every due watch. */
+static void send_held(PGconn *conn);
+
+/* One look at the watches: ends measurements whose job died, sends the
+ * held reports that may go, then polls every due watch. */
 static void watcher_tick(PGconn *conn)
 {
 	struct store_watch watch;
@@ -241,6 +245,7 @@ static void watcher_tick(PGconn *conn)
 	if (store_watches_reconcile(conn, &ended) == 0 && ended > 0)
 		log_info("watcher: %zu measurement(s) ended with their job",
 			 ended);
+	send_held(conn);
 	while (!atomic_load(&watcher_stopping) &&
 	       store_watches_claim_due(&watch, conn) == 0) {
 		poll_watch(conn, &watch);
@@ -407,6 +412,99 @@ int watcher_advance(PGconn *conn, struct sched_job *job)
 	return 0;
 }
 
+/* Holds the report while other testcases of the same head have jobs:
+ * 0 (held) or 1 (send it now). */
+static int hold_if_siblings(PGconn *conn, const struct sched_job *job,
+			    size_t which, const char *sha)
+{
+	bool siblings = false;
+
+	if (store_watches_has_siblings(conn, job->id, &siblings) < 0)
+		return -1;
+	if (!siblings)
+		return 1;
+	if (store_watches_hold(conn, job->id, which, sha) < 0)
+		return -1;
+	log_info("job %lld: the report of %.12s waits for the other "
+		 "testcases of the head",
+		 job->id, sha);
+	return 0;
+}
+
+int watcher_report_samples(PGconn *conn, const struct sched_job *job,
+			   size_t which, size_t base_idx, size_t new_idx,
+			   struct report_samples *samples)
+{
+	return store_watches_held_samples(samples, conn, job->id, which,
+					  base_idx, new_idx);
+}
+
+/*
+ * Sends the held reports rows[0..n) (one head, one culprit) as one: the
+ * first job's report, with the KPI of the others as further rows.
+ */
+static int send_held_group(PGconn *conn, const struct store_watch_held *rows,
+			   size_t n)
+{
+	struct store_watch_job wj;
+	struct sched_job job;
+	char note[200];
+	size_t i;
+	int rc;
+
+	if (db_begin(conn) < 0)
+		return -1;
+	rc = store_jobs_lock(conn, rows[0].job_id, NULL);
+	if (rc == 0)
+		rc = sched_load(&job, conn, rows[0].job_id);
+	if (rc != 0) {
+		db_rollback(conn);
+		return -1;
+	}
+	if (store_watches_job(&wj, conn, job.id) == 0)
+		snprintf(job.watched_branch, sizeof(job.watched_branch), "%s",
+			 wj.branch);
+	rc =
+	    reportjob_queue(conn, &job, server_config.base_url, rows[0].which);
+	snprintf(note, sizeof(note),
+		 "culprit %.10s reported in one email with job %lld's",
+		 rows[0].culprit, job.id);
+	for (i = 0; i < n && rc == 0; i++) {
+		rc = store_watches_unhold(conn, rows[i].job_id, rows[i].which);
+		if (rc == 0 && i > 0)
+			rc = store_watches_note(conn, rows[i].job_id, note);
+	}
+	sched_job_clear(&job);
+	if (rc < 0 || db_commit(conn) < 0) {
+		db_rollback(conn);
+		return -1;
+	}
+	log_info("job %lld: report of %.12s sent for %zu testcase(s)",
+		 rows[0].job_id, rows[0].culprit, n);
+	return 0;
+}
+
+/* Sends the held reports of heads whose jobs all ended. */
+static void send_held(PGconn *conn)
+{
+	struct store_watch_held *held = NULL;
+	size_t count = 0, i, k;
+
+	if (store_watches_held_ready(&held, &count, conn) < 0)
+		return;
+	for (i = 0; i < count; i = k) {
+		for (k = i + 1;
+		     k < count && strcmp(held[k].group, held[i].group) == 0 &&
+		     strcmp(held[k].culprit, held[i].culprit) == 0;
+		     k++)
+			;
+		if (send_held_group(conn, &held[i], k - i) < 0)
+			log_warn("job %lld: held report not sent this time",
+				 held[i].job_id);
+	}
+	free(held);
+}
+
 int watcher_report_wanted(PGconn *conn, const struct sched_job *job,
 			  size_t which)
 {
@@ -433,8 +531,10 @@ int watcher_report_wanted(PGconn *conn, const struct sched_job *job,
 	}
 	rc = store_watches_claim_report(conn, wj.testcase_id, sha, job->id,
 					&earlier);
-	if (rc <= 0)
-		return rc < 0 ? -1 : 1;
+	if (rc == 0)
+		return hold_if_siblings(conn, job, which, sha);
+	if (rc < 0)
+		return -1;
 	snprintf(note, sizeof(note),
 		 "culprit %.10s was reported by job %lld already, not again",
 		 sha, earlier);

@@ -45,10 +45,24 @@ int watcher_advance(PGconn *conn, struct sched_job *job);
  * Whether the report of culprit `which` of finished job `job` is sent: 1
  * for every job the watcher did not make; for a watcher's bisection 0
  * when the culprit was reported for the testcase before, or is an
- * improvement the watch does not report (each noted on the job).  -1 on
- * a database error.
+ * improvement the watch does not report (each noted on the job), and 0
+ * while jobs of other testcases of the same head run: the report is held,
+ * and the watcher sends it with theirs once all ended.  -1 on a database
+ * error.
  */
 int watcher_report_wanted(PGconn *conn, const struct sched_job *job,
 			  size_t which);
+
+struct report_samples;
+
+/*
+ * The report of culprit `which` of `job` as reportjob_queue builds it:
+ * adds the KPI runs of the other testcases that moved at the same culprit
+ * in the same head, when their reports were held to share this one
+ * (nothing for any other report).  Returns 0 or -1.
+ */
+int watcher_report_samples(PGconn *conn, const struct sched_job *job,
+			   size_t which, size_t base_idx, size_t new_idx,
+			   struct report_samples *samples);
 
 #endif

@@ -217,6 +217,46 @@ int store_watches_heads(struct store_head **out, size_t *count, PGconn *conn,
 			long long watch_id, long long testcase_id,
 			size_t limit);
 
+/*
+ * Reports of a watch with several testcases wait in watch_held until every
+ * job of the same head (watch, branch and range) has ended; then the
+ * watcher sends one per culprit, with a row for each testcase that moved
+ * at it (store_watch_reports.c).
+ */
+struct store_watch_held {
+	long long job_id;
+	size_t which;	  /* the culprit's index in the job */
+	char culprit[41]; /* its sha */
+	char group[400];  /* the same text for the jobs of one head */
+};
+
+/* Whether jobs of other testcases measure the head job `job_id` does. */
+int store_watches_has_siblings(PGconn *conn, long long job_id, bool *out);
+
+/* Holds the report of culprit `which` (`sha`) of job `job_id`. */
+int store_watches_hold(PGconn *conn, long long job_id, size_t which,
+		       const char *sha);
+
+/* Held reports whose head has no job left running, by head, culprit and
+ * job (at most 64); free *out with free(). */
+int store_watches_held_ready(struct store_watch_held **out, size_t *count,
+			     PGconn *conn);
+
+/* Ends the hold of a report that was sent. */
+int store_watches_unhold(PGconn *conn, long long job_id, size_t which);
+
+struct report_samples;
+
+/*
+ * Adds to `samples` the KPI runs of commits `base_idx` (side 0) and
+ * `new_idx` (side 1) of the other jobs of the same head whose held report
+ * names the same culprit as held report (`job_id`, `which`), each named
+ * "<testcase>.<kpi>".  Adds nothing when that report is not held.
+ */
+int store_watches_held_samples(struct report_samples *samples, PGconn *conn,
+			       long long job_id, size_t which, size_t base_idx,
+			       size_t new_idx);
+
 /* A job of a watch as its page lists it. */
 struct store_watch_jobrow {
 	long long id;

@@ -312,3 +312,41 @@ def check_cli(svc, wid, culprits):
     check("not registered" in err, "push error: " + err)
     code, out, err = cli(svc, svc.read_token, "add", "--repo", "x")
     eq(code, 2, "add without branch and testcase")
+
+
+@test
+def testcases_that_move_at_one_culprit_share_one_report(env):
+    db = env.cluster.database("watch_multi")
+    svc = Service(env.root, env.cluster, "watchmulti", conninfo=db, lease_seconds=10)
+    try:
+        repo = Pusher(os.path.join(env.root, "watched-multi"))
+        svc.register("mrepo", repo.repo, "mscore", min_change_pct=2.0)
+        svc.api.ok("POST", "/api/v1/testcases", {
+            "name": "mscore2", "build": "sh build.sh", "run": "./bench",
+            "kpi": "bench.score", "higher_is_better": True, "min_change_pct": 2.0})
+        wid = svc.api.ok("POST", "/api/v1/watches", {
+            "repo": "mrepo", "branch": "main", "testcases": ["mscore", "mscore2"],
+            "interval_s": 3600, "notify": ["perf@example.org"]}, expect=(201,))["id"]
+        wait_for("baselines", lambda: len(watch_state(svc, wid)["heads"]) == 2, svc=svc)
+        p = repo.push(3, change_at=1, new_mean=880.0)
+        svc.api.ok("POST", "/api/v1/repos/mrepo/push", {}, expect=(202,),
+                   token=svc.submit_token)
+        wait_for("two bisections", lambda: len(bisections(svc, wid)) == 2 and
+                 all_done(svc, wid), svc=svc)
+        jobs = sorted(bisections(svc, wid), key=lambda j: j["id"])
+        eq([j["culprit"] for j in jobs], [p[1], p[1]], "both testcases find the culprit")
+        wait_for("the report", lambda: len(mails(svc)) >= 1, timeout=60, svc=svc)
+        time.sleep(2)
+        sent = mails(svc)
+        eq(len(sent), 1, "one email for the culprit")
+        body = sent[0].get_body(preferencelist=("plain",)).get_content()
+        other = [j["testcase"] for j in jobs[1:]][0]
+        rows = [l for l in body.splitlines() if l.endswith("  %s.bench.score" % other)]
+        eq(len(rows), 1, "a table row of the other testcase:\n" + body)
+        check("-12." in rows[0] or "-11." in rows[0], "its change: " + rows[0])
+        check("in branch main" in body, "the branch")
+        notes = {j["id"]: j["notes"] for j in watch_state(svc, wid)["jobs"]}
+        check(any("in one email with job %d's" % jobs[0]["id"] in n
+                  for n in notes[jobs[1]["id"]]), "the merged job notes it: %r" % notes)
+    finally:
+        svc.stop()
