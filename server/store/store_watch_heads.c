@@ -1,12 +1,12 @@
-#include "store/store_watches.h"
+#include "store_watches.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
-#include "store/store.h"
+#include "../db.h"
+#include "store.h"
 
 void store_heads_free(struct store_head *heads, size_t count)
 {

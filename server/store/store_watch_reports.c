@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db.h"
+#include "../db.h"
 #include "report_build.h"
-#include "store/store.h"
-#include "store/store_watches.h"
+#include "store.h"
+#include "store_watches.h"
 
 /* The jobs of the same watch, branch and range as job `self` (a.job_id),
  * the other testcases' measurements and bisections of the same head. */

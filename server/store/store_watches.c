@@ -1,4 +1,4 @@
-#include "store/store_watches.h"
+#include "store_watches.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -7,8 +7,8 @@
 
 #include <jansson.h>
 
-#include "db.h"
-#include "store/store.h"
+#include "../db.h"
+#include "store.h"
 
 char *store_watches_row_dup(const PGresult *r, int row, int col)
 {
