@@ -12,6 +12,7 @@
 #include "report.h"
 #include "scheduler.h"
 #include "server.h"
+#include "store/store_repos.h"
 #include "validate.h"
 
 /* Most candidates one job may hold. */
@@ -101,18 +102,39 @@ void jobs_request_check(const struct jobs_request *request,
 	validate_notify(errors, request->notify);
 }
 
+/* The repository and testcase a request names, as found. */
+struct job_target {
+	struct store_repo repo;
+	struct store_testcase testcase;
+	bool repo_found, testcase_found;
+};
+
+static void target_clear(struct job_target *target)
+{
+	store_repo_clear(&target->repo);
+	store_testcase_clear(&target->testcase);
+}
+
 /* Looks up the repository and testcase by name: 404 when unknown. */
-static int lookup(struct store_job_target *target, PGconn *conn,
+static int lookup(struct job_target *target, PGconn *conn,
 		  const struct jobs_request *request,
 		  struct field_errors *errors)
 {
-	if (request->repo == NULL && request->testcase == NULL) {
-		memset(target, 0, sizeof(*target));
-		return 0;
+	int rc;
+
+	if (request->repo != NULL) {
+		rc = store_repos_find(&target->repo, conn, request->repo);
+		if (rc == STORE_FAILED)
+			return JOBS_DB_FAILED;
+		target->repo_found = rc == STORE_OK;
 	}
-	if (store_jobs_target(target, conn, request->repo, request->testcase) <
-	    0)
-		return JOBS_DB_FAILED;
+	if (request->testcase != NULL) {
+		rc = store_testcases_find(&target->testcase, conn,
+					  request->testcase);
+		if (rc == STORE_FAILED)
+			return JOBS_DB_FAILED;
+		target->testcase_found = rc == STORE_OK;
+	}
 	if (request->repo != NULL && !target->repo_found) {
 		fields_add(errors, "repo", 404, "unknown_repo",
 			   "repository '%s' is not registered", request->repo);
@@ -186,7 +208,7 @@ out:
  * transaction. */
 static int store(long long *out_id, PGconn *conn,
 		 const struct jobs_request *request,
-		 const struct store_job_target *target, long long token_id,
+		 const struct job_target *target, long long token_id,
 		 const struct gitrepo_commit *commits, size_t count)
 {
 	struct store_job_new job = {0};
@@ -197,8 +219,8 @@ static int store(long long *out_id, PGconn *conn,
 
 	if (notify == NULL || db_begin(conn) < 0)
 		goto out;
-	job.repo_id = target->repo_id;
-	job.testcase_id = target->testcase_id;
+	job.repo_id = target->repo.id;
+	job.testcase_id = target->testcase.id;
 	job.good_rev = request->good;
 	job.bad_rev = request->bad;
 	job.notify = notify;
@@ -222,7 +244,7 @@ int jobs_create(long long *out_id, PGconn *conn,
 		const struct jobs_request *request, long long token_id,
 		struct field_errors *errors)
 {
-	struct store_job_target target = {0};
+	struct job_target target = {0};
 	struct gitrepo_commit *commits = NULL;
 	size_t count = 0;
 	int rc;
@@ -232,7 +254,7 @@ int jobs_create(long long *out_id, PGconn *conn,
 	if (rc < 0 && fields_ok(errors))
 		goto out;
 	if (rc == 0 && target.repo_found)
-		candidates(&commits, &count, request, target.repo_url, errors);
+		candidates(&commits, &count, request, target.repo.url, errors);
 	rc = JOBS_REFUSED;
 	if (!fields_ok(errors) || commits == NULL)
 		goto out;
@@ -243,7 +265,7 @@ int jobs_create(long long *out_id, PGconn *conn,
 			 commits[0].sha, commits[count - 1].sha, count);
 out:
 	gitrepo_commits_free(commits, count);
-	store_job_target_clear(&target);
+	target_clear(&target);
 	return rc;
 }
 

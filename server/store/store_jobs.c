@@ -23,41 +23,6 @@ static PGresult *job_query(PGconn *conn, const char *sql, long long job_id)
 	return db_exec(conn, sql, 1, params);
 }
 
-void store_job_target_clear(struct store_job_target *target)
-{
-	free(target->repo_url);
-	memset(target, 0, sizeof(*target));
-}
-
-int store_jobs_target(struct store_job_target *out, PGconn *conn,
-		      const char *repo, const char *testcase)
-{
-	const char *params[2] = {repo, testcase};
-	PGresult *r;
-
-	memset(out, 0, sizeof(*out));
-	r = db_exec(conn,
-		    "SELECT (SELECT id FROM repos WHERE name = $1),"
-		    " (SELECT url FROM repos WHERE name = $1),"
-		    " (SELECT id FROM testcases WHERE name = $2)",
-		    2, params);
-	if (r == NULL)
-		return STORE_FAILED;
-	if (!db_is_null(r, 0, 0)) {
-		out->repo_found = true;
-		out->repo_id = db_int(r, 0, 0);
-		out->repo_url = strdup(db_text(r, 0, 1));
-	}
-	if (!db_is_null(r, 0, 2)) {
-		out->testcase_found = true;
-		out->testcase_id = db_int(r, 0, 2);
-	}
-	PQclear(r);
-	if (out->repo_found && out->repo_url == NULL)
-		return STORE_FAILED;
-	return 0;
-}
-
 /* Postgres array text of the commit's parents: "{3,7}"; merges rarely
  * have more than a few parents, and an octopus beyond what fits keeps its
  * first ones. */

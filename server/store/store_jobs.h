@@ -23,20 +23,6 @@
 #include "gitrepo.h"
 #include "store.h"
 
-/* The repository and testcase a job request names, by name. */
-struct store_job_target {
-	bool repo_found, testcase_found;
-	long long repo_id, testcase_id;
-	char *repo_url; /* malloc'd, NULL when not found */
-};
-
-void store_job_target_clear(struct store_job_target *target);
-
-/* Looks up repository `repo` and testcase `testcase` (either may be NULL:
- * not looked up, not found). */
-int store_jobs_target(struct store_job_target *out, PGconn *conn,
-		      const char *repo, const char *testcase);
-
 /* A new job as store_jobs_create stores it. */
 struct store_job_new {
 	long long repo_id, testcase_id;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../../server/store/store_jobs.h"
+#include "../../server/store/store_repos.h"
 #include "testdb.h"
 
 #define NO_JOB 999999
@@ -86,24 +87,34 @@ static int group_setup(void **state)
 	return 0;
 }
 
-static void target(struct store_job_target *out, const char *repo,
-		   const char *testcase)
+/* The ids of a registered repository and testcase. */
+struct target {
+	long long repo_id, testcase_id;
+};
+
+static void target(struct target *out, const char *repo, const char *testcase)
 {
-	assert_int_equal(store_jobs_target(out, db_conn(), repo, testcase),
+	struct store_testcase t;
+	struct store_repo r;
+
+	assert_int_equal(store_repos_find(&r, db_conn(), repo), STORE_OK);
+	assert_int_equal(store_testcases_find(&t, db_conn(), testcase),
 			 STORE_OK);
+	out->repo_id = r.id;
+	out->testcase_id = t.id;
+	store_repo_clear(&r);
+	store_testcase_clear(&t);
 }
 
 static void test_store_jobs__a_job_reads_back_as_stored(void **state)
 {
-	struct store_job_target t;
+	struct target t;
 	struct store_job job;
 	char job_state[16];
 	long long id;
 
 	(void)state;
 	target(&t, "toy", "bench");
-	assert_true(t.repo_found && t.testcase_found);
-	assert_string_equal(t.repo_url, "/srv/toy.git");
 	id = make_job(t.repo_id, t.testcase_id);
 	assert_int_equal(store_jobs_get(&job, db_conn(), id), STORE_OK);
 	assert_int_equal(job.id, id);
@@ -130,17 +141,11 @@ static void test_store_jobs__a_job_reads_back_as_stored(void **state)
 	assert_int_equal(store_jobs_lock(db_conn(), id, job_state), STORE_OK);
 	assert_string_equal(job_state, "queued");
 	db_rollback(db_conn());
-	store_job_target_clear(&t);
-	target(&t, "nope", "bench");
-	assert_false(t.repo_found);
-	assert_true(t.testcase_found);
-	assert_null(t.repo_url);
-	store_job_target_clear(&t);
 }
 
 static void test_store_jobs__candidates_keep_their_parents(void **state)
 {
-	struct store_job_target t;
+	struct target t;
 	char sql[160];
 	PGresult *r;
 	long long id;
@@ -159,13 +164,12 @@ static void test_store_jobs__candidates_keep_their_parents(void **state)
 	assert_string_equal(db_text(r, 0, 2), "{}");
 	assert_string_equal(db_text(r, 2, 2), "{1}");
 	PQclear(r);
-	store_job_target_clear(&t);
 }
 
 static void test_store_jobs__lists_filter_and_page(void **state)
 {
 	struct store_jobs_filter filter = {.limit = 1, .offset = 0};
-	struct store_job_target toy, other;
+	struct target toy, other;
 	struct store_jobs_page page, all;
 	long long first, second;
 
@@ -204,13 +208,11 @@ static void test_store_jobs__lists_filter_and_page(void **state)
 	assert_true(all.total >= 2);
 	assert_int_equal(all.count, (size_t)all.total);
 	store_jobs_page_clear(&all);
-	store_job_target_clear(&toy);
-	store_job_target_clear(&other);
 }
 
 static void test_store_jobs__an_ended_job_is_not_cancelled(void **state)
 {
-	struct store_job_target t;
+	struct target t;
 	struct store_job job;
 	char before[16];
 	long long id;
@@ -230,7 +232,6 @@ static void test_store_jobs__an_ended_job_is_not_cancelled(void **state)
 	assert_string_equal(before, "cancelled");
 	assert_int_equal(store_jobs_cancel(before, db_conn(), NO_JOB),
 			 STORE_NOT_FOUND);
-	store_job_target_clear(&t);
 }
 
 static void test_store_jobs__report_runs_and_rerun_of_a_job(void **state)
@@ -238,7 +239,7 @@ static void test_store_jobs__report_runs_and_rerun_of_a_job(void **state)
 	struct store_job_delivery delivery;
 	struct store_job_rerun rerun;
 	struct store_job_runs runs;
-	struct store_job_target t;
+	struct target t;
 	char *message = NULL, sql[256];
 	long long id, builds = -1;
 
@@ -287,14 +288,13 @@ static void test_store_jobs__report_runs_and_rerun_of_a_job(void **state)
 	assert_int_equal(
 	    store_jobs_get(&(struct store_job){0}, db_conn(), NO_JOB),
 	    STORE_NOT_FOUND);
-	store_job_target_clear(&t);
 }
 
 static void test_store_jobs__the_path_follows_the_tasks(void **state)
 {
 	struct store_job_page_info info;
 	struct store_job_path path;
-	struct store_job_target t;
+	struct target t;
 	char sql[256];
 	long long id;
 
@@ -329,7 +329,6 @@ static void test_store_jobs__the_path_follows_the_tasks(void **state)
 	assert_string_equal(info.culprit_author, "Ada <ada@x.org>");
 	assert_string_equal(info.web_url, "https://x/{sha}");
 	store_job_page_info_clear(&info);
-	store_job_target_clear(&t);
 }
 
 int main(void)
