@@ -1,4 +1,7 @@
 /*
+ * cli/: statbisect, the command-line client of the REST API, for people
+ * and CI (docs/ARCHITECTURE.md).
+ *
  * The command-line client's HTTP side: requests to the statbisect server's
  * REST API over libcurl with a bearer token, replies read in full.
  */

@@ -1,4 +1,8 @@
 /*
+ * lib/: the pure work that the server, the worker, the command line and
+ * the simulator share, with no database and no global state
+ * (docs/ARCHITECTURE.md).
+ *
  * The bisection engine: a pure function from (candidate DAG, runs so far,
  * options) to either the next runs to ask for or the final verdict.  No
  * I/O, clock, database or global state, so the server's scheduler and the

@@ -1,5 +1,6 @@
-/* What the parts of statbisect-server share: its configuration and the
- * handlers that main.c puts in the route table. */
+/* server/: statbisect-server, HTTP over resources over store/ over db.c
+ * (docs/ARCHITECTURE.md).  What the parts of statbisect-server share: its
+ * configuration and the handlers that main.c puts in the route table. */
 #ifndef STATBISECT_SERVER_H
 #define STATBISECT_SERVER_H
 

@@ -1,4 +1,7 @@
 /*
+ * worker/: statbisect-worker, which claims tasks from the server, builds
+ * and runs the benchmark, and uploads the runs (docs/ARCHITECTURE.md).
+ *
  * Carrying out one claimed task on the worker: find the build of each
  * commit in the build cache (buildcache.h), or check the commit out into
  * the cache's tree and build it there, run
