@@ -36,7 +36,7 @@ CLI_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/*.c))
 PROGRAMS := bin/statbisect-server bin/statbisect-worker bin/statbisect-sim \
             $(if $(wildcard cli/main.c),bin/statbisect)
 
-.PHONY: all check unit integration contract run demo deps clean bench \
+.PHONY: all check limits unit integration contract run demo deps clean bench \
         check-asan format format-check compare compare-self fuzz faults
 
 all: $(PROGRAMS)
@@ -95,6 +95,12 @@ compare:
 	@test -n "$(OLD)" || { echo "usage: make compare OLD=REV [NEW=REV]"; exit 2; }
 	bash tests/compare/run.sh $(OLD) $(NEW)
 
+# STYLE.md's size limits (tests/lint/limits.py): no function over 120
+# lines in server/, no file over 700 lines in server/ or worker/.
+limits:
+	/usr/bin/python3 tests/lint/test_limits.py
+	/usr/bin/python3 tests/lint/limits.py
+
 compare-self: all
 	bash tests/compare/run.sh --trees . .
 
@@ -108,6 +114,7 @@ check: deps
 	$(MAKE) format-check
 	$(MAKE) all $(UNIT_TESTS)
 	bash scripts/run-unit $(UNIT_TESTS)
+	/usr/bin/python3 tests/lint/test_limits.py
 	/usr/bin/python3 tests/integration/run.py
 	/usr/bin/python3 tests/faults/run.py
 	@if [ -f tests/browser/run.sh ]; then bash tests/browser/run.sh; fi
