@@ -198,9 +198,9 @@ int remote_call(struct remote *remote, const char *method, const char *path,
 		goto oom;
 	out->len = buf.len;
 	if (content_type != NULL && strstr(content_type, "json") != NULL) {
-		json_error_t jerr;
+		json_error_t parse_error;
 
-		out->json = json_loadb(out->body, out->len, 0, &jerr);
+		out->json = json_loadb(out->body, out->len, 0, &parse_error);
 	}
 	error = 0;
 	goto out;

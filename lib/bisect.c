@@ -257,18 +257,18 @@ static void level_clipped(const struct engine *e, const struct level *l,
 	for (i = l->first; i < l->commits->n; i++) {
 		const double *v;
 		size_t count = level_runs(e, l, i, &v);
-		double csum = 0, cmean;
+		double clipped_sum = 0, clipped_mean;
 
 		for (k = 0; k < count; k++)
-			csum += clipped_z(v[k], half, e->sigma, clip);
+			clipped_sum += clipped_z(v[k], half, e->sigma, clip);
 		if (count == 0)
 			continue;
-		cmean = csum / (double)count;
+		clipped_mean = clipped_sum / (double)count;
 		for (k = 0; k < count; k++)
 			*ss += square(clipped_z(v[k], half, e->sigma, clip) -
-				      cmean);
+				      clipped_mean);
 		*dof += count - 1;
-		sum += csum;
+		sum += clipped_sum;
 		n += count;
 	}
 	*mean = n > 0 ? sum / (double)n : 0.0;
@@ -295,18 +295,18 @@ static int noise_add(struct engine *e, size_t commit)
 static void estimate_sigma(struct engine *e)
 {
 	size_t i, k, n = 0, dof_lost = 0;
-	double mad, robust, sum = 0;
+	double median_deviation, robust, sum = 0;
 
 	for (i = 0; i < e->noise_commits.n; i++) {
 		const struct bisect_commit *c =
 		    &e->commits[e->noise_commits.v[i]];
-		double med;
+		double median;
 
 		if (c->value_count < 2)
 			continue;
-		med = stats_median(c->values, c->value_count);
+		median = stats_median(c->values, c->value_count);
 		for (k = 0; k < c->value_count; k++)
-			e->scratch[n++] = c->values[k] - med;
+			e->scratch[n++] = c->values[k] - median;
 		dof_lost++;
 	}
 	e->sigma = 0;
@@ -314,8 +314,8 @@ static void estimate_sigma(struct engine *e)
 	if (n <= dof_lost)
 		return;
 	e->sigma_dof = n - dof_lost;
-	mad = stats_mad(e->scratch, n);
-	robust = 1.4826 * mad;
+	median_deviation = stats_mad(e->scratch, n);
+	robust = 1.4826 * median_deviation;
 	for (i = 0; i < n; i++) {
 		double r = e->scratch[i];
 
@@ -417,9 +417,9 @@ static enum comparison compare_endpoints(struct engine *e, double *p_out)
 	const struct bisect_commit *b = &e->commits[e->count - 1];
 	double alpha = o->alpha / 2 / (double)look_count(o);
 	struct stats_test welch, mwu, tost, below;
-	double ma = stats_mean(a->values, a->value_count);
-	double mb = stats_mean(b->values, b->value_count);
-	double base = ma != 0.0 ? fabs(ma) : fabs(mb);
+	double mean_a = stats_mean(a->values, a->value_count);
+	double mean_b = stats_mean(b->values, b->value_count);
+	double base = mean_a != 0.0 ? fabs(mean_a) : fabs(mean_b);
 	double margin = base * o->min_change_pct / 100.0;
 	double u_mid = (double)a->value_count * (double)b->value_count / 2;
 	const struct bisect_commit *big = a, *small = b;
@@ -438,10 +438,10 @@ static enum comparison compare_endpoints(struct engine *e, double *p_out)
 	if (by_ranks && !by_means)
 		*p_out = mwu.p_value;
 	if (by_means || by_ranks) {
-		/* Not significantly below the margin: |mb - ma| < margin is
-		 * rejected only if the one-sided test says so. */
+		/* Not significantly below the margin: |mean_b - mean_a| <
+		 * margin is rejected only if the one-sided test says so. */
 		int rc =
-		    mb > ma
+		    mean_b > mean_a
 			? stats_welch_t_one_sided(&below, b->values,
 						  b->value_count, a->values,
 						  a->value_count, -margin)
@@ -449,15 +449,16 @@ static enum comparison compare_endpoints(struct engine *e, double *p_out)
 						  a->value_count, b->values,
 						  b->value_count, -margin);
 
-		if (fabs(mb - ma) >= margin ||
+		if (fabs(mean_b - mean_a) >= margin ||
 		    !(rc == 0 && below.p_value < ALPHA_EQUIVALENCE))
 			return CMP_DIFFERENT;
 		return CMP_SAME;
 	}
-	if (ma == mb && stats_variance(a->values, a->value_count) == 0 &&
+	if (mean_a == mean_b &&
+	    stats_variance(a->values, a->value_count) == 0 &&
 	    stats_variance(b->values, b->value_count) == 0)
 		return CMP_SAME;
-	if (fabs(mb) > fabs(ma)) {
+	if (fabs(mean_b) > fabs(mean_a)) {
 		big = b;
 		small = a;
 	}
@@ -1522,7 +1523,7 @@ static enum probe_state probe_look(struct engine *e, const struct level *lg,
 	if (last > o->runs_max)
 		last = o->runs_max;
 	for (;;) {
-		double *x = e->scratch, med, lim, loc = 0, zg, zb, se, near;
+		double *x = e->scratch, median, lim, loc = 0, zg, zb, se, near;
 		size_t k;
 
 		n = look < last ? look : last;
@@ -1531,14 +1532,14 @@ static enum probe_state probe_look(struct engine *e, const struct level *lg,
 			return PROBE_MORE;
 		}
 		memcpy(x, c->values, n * sizeof(*x));
-		med = stats_median(x, n);
+		median = stats_median(x, n);
 		lim = CLIP_BEYOND * e->sigma;
 		for (k = 0; k < n; k++) {
 			double v = c->values[k];
 
-			loc += v > med + lim   ? med + lim
-			       : v < med - lim ? med - lim
-					       : v;
+			loc += v > median + lim	  ? median + lim
+			       : v < median - lim ? median - lim
+						  : v;
 		}
 		loc /= (double)n;
 		near = fabs(loc - lg->mean) < fabs(loc - lb->mean)

@@ -228,18 +228,19 @@ static int link_parents(struct gitrepo_commit *commits, size_t count,
 	qsort(table, count, sizeof(*table), oid_index_cmp);
 	for (i = 1; i < count; i++) {
 		git_commit *commit = NULL;
-		unsigned int np;
+		unsigned int parent_count;
 
 		if (git_oid_fromstr(&key.oid, commits[i].sha) < 0 ||
 		    git_commit_lookup(&commit, repo, &key.oid) < 0)
 			goto out;
-		np = git_commit_parentcount(commit);
-		commits[i].parents = calloc(np != 0 ? np : 1, sizeof(size_t));
+		parent_count = git_commit_parentcount(commit);
+		commits[i].parents = calloc(
+		    parent_count != 0 ? parent_count : 1, sizeof(size_t));
 		if (commits[i].parents == NULL) {
 			git_commit_free(commit);
 			goto out;
 		}
-		for (k = 0; k < np; k++) {
+		for (k = 0; k < parent_count; k++) {
 			const struct oid_index *hit;
 
 			git_oid_cpy(&key.oid,

@@ -560,10 +560,12 @@ static int gbench_row(struct json_sink *sink, json_t *row)
 	name_start(&n, sink);
 	if (aggregate) {
 		json_t *run_name = json_object_get(row, "run_name");
-		json_t *agg = json_object_get(row, "aggregate_name");
+		json_t *aggregate_name =
+		    json_object_get(row, "aggregate_name");
 		json_t *unit = json_object_get(row, "aggregate_unit");
 
-		if (!json_is_string(agg) || json_string_length(agg) == 0)
+		if (!json_is_string(aggregate_name) ||
+		    json_string_length(aggregate_name) == 0)
 			return 0;
 		if (json_is_string(run_name))
 			base = json_string_value(run_name);
@@ -572,7 +574,7 @@ static int gbench_row(struct json_sink *sink, json_t *row)
 		    strcmp(json_string_value(unit), "percentage") == 0;
 		name_append(&n, base);
 		name_append(&n, ".");
-		name_append(&n, json_string_value(agg));
+		name_append(&n, json_string_value(aggregate_name));
 	} else {
 		percentage = false;
 		name_append(&n, base);

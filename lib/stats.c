@@ -368,7 +368,7 @@ int stats_mann_whitney(struct stats_test *out, const double *a, size_t na,
 		       const double *b, size_t nb)
 {
 	double *pooled = NULL, rank_sum = 0.0, tie_term = 0.0;
-	double u1, u, p, n, mn;
+	double u1, u, p, n, pair_count;
 	size_t *order = NULL, total;
 	int ties = 0, error = 0;
 
@@ -403,11 +403,11 @@ int stats_mann_whitney(struct stats_test *out, const double *a, size_t na,
 		}
 	}
 
-	mn = (double)na * (double)nb;
+	pair_count = (double)na * (double)nb;
 	u1 = rank_sum - (double)na * ((double)na + 1.0) / 2.0;
-	u = fmax(u1, mn - u1);
+	u = fmax(u1, pair_count - u1);
 	if (!ties && (na <= MWU_MAX_EXACT_N || nb <= MWU_MAX_EXACT_N)) {
-		size_t k = (size_t)llround(mn - u);
+		size_t k = (size_t)llround(pair_count - u);
 		size_t m = na < nb ? na : nb, big = na < nb ? nb : na;
 
 		if ((error = mwu_exact_cdf(&p, k, m, big)) < 0)
@@ -417,13 +417,14 @@ int stats_mann_whitney(struct stats_test *out, const double *a, size_t na,
 		double s;
 
 		n = (double)total;
-		s = sqrt(mn / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0))));
+		s = sqrt(pair_count / 12.0 *
+			 ((n + 1.0) - tie_term / (n * (n - 1.0))));
 		/* all values equal: z = -0.5 / 0, SciPy's p clips to 1 */
 		if (!(s > 0.0))
 			p = 1.0;
 		else
-			p = 2.0 *
-			    gsl_cdf_ugaussian_Q((u - mn / 2.0 - 0.5) / s);
+			p = 2.0 * gsl_cdf_ugaussian_Q(
+				      (u - pair_count / 2.0 - 0.5) / s);
 	}
 	out->statistic = u1;
 	out->p_value = fmin(fmax(p, 0.0), 1.0);

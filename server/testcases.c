@@ -72,23 +72,25 @@ bad:
 static void read_change(struct testcase_request *out,
 			struct field_errors *errors, json_t *body)
 {
-	json_t *hib = json_object_get(body, "higher_is_better");
-	json_t *mcp = json_object_get(body, "min_change_pct");
+	json_t *higher_is_better = json_object_get(body, "higher_is_better");
+	json_t *min_change_pct = json_object_get(body, "min_change_pct");
 
-	if (!json_is_boolean(hib))
+	if (!json_is_boolean(higher_is_better))
 		fields_add(errors, "higher_is_better", 400, "invalid_field",
 			   "field 'higher_is_better' is required and must be "
 			   "true or false");
-	out->fields.higher_is_better = json_is_true(hib);
-	if (mcp != NULL && !json_is_null(mcp)) {
-		if (!json_is_number(mcp) || !(json_number_value(mcp) > 0) ||
-		    json_number_value(mcp) > 1000)
+	out->fields.higher_is_better = json_is_true(higher_is_better);
+	if (min_change_pct != NULL && !json_is_null(min_change_pct)) {
+		if (!json_is_number(min_change_pct) ||
+		    !(json_number_value(min_change_pct) > 0) ||
+		    json_number_value(min_change_pct) > 1000)
 			fields_add(errors, "min_change_pct", 400,
 				   "invalid_field",
 				   "'min_change_pct' must be a number in "
 				   "(0, 1000]");
 		else
-			out->fields.min_change_pct = json_number_value(mcp);
+			out->fields.min_change_pct =
+			    json_number_value(min_change_pct);
 	}
 }
 

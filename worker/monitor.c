@@ -120,7 +120,7 @@ static char *format(const char *fmt, ...)
 	return text;
 }
 
-static int wrap(struct monitor_run *mon, const char *command,
+static int wrap(struct monitor_run *monitoring, const char *command,
 		const struct monitor_options *opts, char **cause)
 {
 	const char *time_path =
@@ -131,53 +131,57 @@ static int wrap(struct monitor_run *mon, const char *command,
 	size_t n = 0;
 	int error;
 
-	if (mon->enabled[MONITOR_TIME] && access(time_path, X_OK) != 0) {
+	if (monitoring->enabled[MONITOR_TIME] &&
+	    access(time_path, X_OK) != 0) {
 		monitor_note_once(
 		    NOTE_NO_TIME,
 		    "time skipped: %s: %s (install Debian's 'time' "
 		    "package)",
 		    time_path, strerror(errno));
-		mon->enabled[MONITOR_TIME] = false;
+		monitoring->enabled[MONITOR_TIME] = false;
 	}
-	if (mon->enabled[MONITOR_PERF_STAT] &&
+	if (monitoring->enabled[MONITOR_PERF_STAT] &&
 	    !monitor_perf_available(perf_path))
-		mon->enabled[MONITOR_PERF_STAT] = false;
-	perf = mon->enabled[MONITOR_PERF_STAT];
-	time = mon->enabled[MONITOR_TIME];
+		monitoring->enabled[MONITOR_PERF_STAT] = false;
+	perf = monitoring->enabled[MONITOR_PERF_STAT];
+	time = monitoring->enabled[MONITOR_TIME];
 	if (!perf && !time)
-		return (mon->command = strdup(command)) ? 0 : -ENOMEM;
+		return (monitoring->command = strdup(command)) ? 0 : -ENOMEM;
 
 	if (tmp == NULL || tmp[0] == '\0')
 		tmp = "/tmp";
-	if ((mon->tmp_dir = format("%s/statbisect-monitor-XXXXXX", tmp)) ==
-	    NULL)
+	if ((monitoring->tmp_dir =
+		 format("%s/statbisect-monitor-XXXXXX", tmp)) == NULL)
 		return -ENOMEM;
-	if (mkdtemp(mon->tmp_dir) == NULL) {
+	if (mkdtemp(monitoring->tmp_dir) == NULL) {
 		error = -errno;
 		cause_set(cause, "cannot make a directory in %s: %s", tmp,
 			  strerror(errno));
-		free(mon->tmp_dir);
-		mon->tmp_dir = NULL;
+		free(monitoring->tmp_dir);
+		monitoring->tmp_dir = NULL;
 		return error;
 	}
-	mon->env_text[n++] = format("STATBISECT_MONITOR_COMMAND=%s", command);
+	monitoring->env_text[n++] =
+	    format("STATBISECT_MONITOR_COMMAND=%s", command);
 	if (perf) {
-		mon->perf_out = format("%s/perf-stat.csv", mon->tmp_dir);
-		mon->env_text[n++] =
+		monitoring->perf_out =
+		    format("%s/perf-stat.csv", monitoring->tmp_dir);
+		monitoring->env_text[n++] =
 		    format("STATBISECT_MONITOR_PERF=%s", perf_path);
-		mon->env_text[n++] =
+		monitoring->env_text[n++] =
 		    format("STATBISECT_MONITOR_PERF_OUT=%s",
-			   mon->perf_out ? mon->perf_out : "");
+			   monitoring->perf_out ? monitoring->perf_out : "");
 	}
 	if (time) {
-		mon->time_out = format("%s/time.txt", mon->tmp_dir);
-		mon->env_text[n++] =
+		monitoring->time_out =
+		    format("%s/time.txt", monitoring->tmp_dir);
+		monitoring->env_text[n++] =
 		    format("STATBISECT_MONITOR_TIME=%s", time_path);
-		mon->env_text[n++] =
+		monitoring->env_text[n++] =
 		    format("STATBISECT_MONITOR_TIME_OUT=%s",
-			   mon->time_out ? mon->time_out : "");
+			   monitoring->time_out ? monitoring->time_out : "");
 	}
-	mon->command =
+	monitoring->command =
 	    format("exec%s%s /bin/sh -c \"$STATBISECT_MONITOR_COMMAND\"",
 		   perf ? " \"$STATBISECT_MONITOR_PERF\" stat -x, -o"
 			  " \"$STATBISECT_MONITOR_PERF_OUT\" --"
@@ -185,15 +189,16 @@ static int wrap(struct monitor_run *mon, const char *command,
 		   time ? " \"$STATBISECT_MONITOR_TIME\" -v -o"
 			  " \"$STATBISECT_MONITOR_TIME_OUT\""
 			: "");
-	if (mon->command == NULL || (perf && mon->perf_out == NULL) ||
-	    (time && mon->time_out == NULL))
+	if (monitoring->command == NULL ||
+	    (perf && monitoring->perf_out == NULL) ||
+	    (time && monitoring->time_out == NULL))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		if (mon->env_text[i] == NULL)
+		if (monitoring->env_text[i] == NULL)
 			return -ENOMEM;
-		mon->env[i] = mon->env_text[i];
+		monitoring->env[i] = monitoring->env_text[i];
 	}
-	mon->env[n] = NULL;
+	monitoring->env[n] = NULL;
 	return 0;
 }
 
@@ -202,7 +207,7 @@ int monitor_begin(struct monitor_run **out, const char *const *names,
 		  const struct monitor_options *opts, char **cause)
 {
 	struct monitor_options defaults = {0};
-	struct monitor_run *mon;
+	struct monitor_run *monitoring;
 	int error, k;
 
 	if (cause != NULL)
@@ -215,48 +220,48 @@ int monitor_begin(struct monitor_run **out, const char *const *names,
 	}
 	if (opts == NULL)
 		opts = &defaults;
-	if ((mon = calloc(1, sizeof(*mon))) == NULL)
+	if ((monitoring = calloc(1, sizeof(*monitoring))) == NULL)
 		goto nomem;
-	pthread_mutex_init(&mon->lock, NULL);
+	pthread_mutex_init(&monitoring->lock, NULL);
 	{
 		pthread_condattr_t attr;
 
 		pthread_condattr_init(&attr);
 		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-		pthread_cond_init(&mon->wake, &attr);
+		pthread_cond_init(&monitoring->wake, &attr);
 		pthread_condattr_destroy(&attr);
 	}
-	snprintf(mon->proc_dir, sizeof(mon->proc_dir), "%s",
+	snprintf(monitoring->proc_dir, sizeof(monitoring->proc_dir), "%s",
 		 opts->proc_dir ? opts->proc_dir : "/proc");
-	mon->interval_s = opts->interval_s > 0 ? opts->interval_s : 1.0;
-	mon->now = opts->now ? opts->now : monotonic_s;
+	monitoring->interval_s = opts->interval_s > 0 ? opts->interval_s : 1.0;
+	monitoring->now = opts->now ? opts->now : monotonic_s;
 	for (size_t i = 0; i < count; i++) {
 		for (k = 0; k < MONITOR_KINDS; k++)
 			if (names[i] != NULL &&
 			    strcmp(names[i], monitor_names[k]) == 0)
 				break;
 		if (k < MONITOR_KINDS)
-			mon->enabled[k] = true;
+			monitoring->enabled[k] = true;
 		else
 			monitor_note_once(NOTE_UNKNOWN,
 					  "unknown monitor '%.64s' ignored",
 					  names[i] ? names[i] : "(null)");
 	}
-	if ((error = wrap(mon, command, opts, cause)) < 0)
+	if ((error = wrap(monitoring, command, opts, cause)) < 0)
 		goto fail;
-	if (monitor_sampler_wanted(mon)) {
-		if ((error = monitor_sampler_sample(mon)) < 0)
+	if (monitor_sampler_wanted(monitoring)) {
+		if ((error = monitor_sampler_sample(monitoring)) < 0)
 			goto fail;
-		if (mon->samples == 0 || mon->raw.count == 0) {
+		if (monitoring->samples == 0 || monitoring->raw.count == 0) {
 			monitor_note_once(
 			    NOTE_PROC,
 			    "vmstat and proc-vmstat skipped: nothing "
 			    "readable in %s",
-			    mon->proc_dir);
-			mon->enabled[MONITOR_VMSTAT] = false;
-			mon->enabled[MONITOR_PROC_VMSTAT] = false;
+			    monitoring->proc_dir);
+			monitoring->enabled[MONITOR_VMSTAT] = false;
+			monitoring->enabled[MONITOR_PROC_VMSTAT] = false;
 		} else {
-			error = monitor_sampler_start(mon);
+			error = monitor_sampler_start(monitoring);
 			if (error < 0) {
 				cause_set(cause, "cannot start a sampler: %s",
 					  strerror(-error));
@@ -264,25 +269,25 @@ int monitor_begin(struct monitor_run **out, const char *const *names,
 			}
 		}
 	}
-	*out = mon;
+	*out = monitoring;
 	return 0;
 nomem:
 	error = -ENOMEM;
 fail:
 	if (error == -ENOMEM)
 		cause_set(cause, "out of memory");
-	monitor_free(mon);
+	monitor_free(monitoring);
 	return error;
 }
 
-const char *monitor_command(const struct monitor_run *mon)
+const char *monitor_command(const struct monitor_run *monitoring)
 {
-	return mon != NULL ? mon->command : NULL;
+	return monitoring != NULL ? monitoring->command : NULL;
 }
 
-const char *const *monitor_env(const struct monitor_run *mon)
+const char *const *monitor_env(const struct monitor_run *monitoring)
 {
-	return mon != NULL ? mon->env : NULL;
+	return monitoring != NULL ? monitoring->env : NULL;
 }
 
 /* Reads a wrapper's report; NULL when missing. */
@@ -301,62 +306,63 @@ static char *read_report(const char *path, size_t *len)
 	return text;
 }
 
-int monitor_end(struct monitor_run *mon, struct metrics *into)
+int monitor_end(struct monitor_run *monitoring, struct metrics *into)
 {
 	char *text;
 	size_t len;
 	int error = 0;
 
-	if (mon == NULL || into == NULL)
+	if (monitoring == NULL || into == NULL)
 		return -EINVAL;
-	if (mon->ended)
+	if (monitoring->ended)
 		return 0;
-	mon->ended = true;
-	monitor_sampler_stop(mon);
-	if (monitor_sampler_wanted(mon)) {
-		if ((error = monitor_sampler_sample(mon)) < 0)
+	monitoring->ended = true;
+	monitor_sampler_stop(monitoring);
+	if (monitor_sampler_wanted(monitoring)) {
+		if ((error = monitor_sampler_sample(monitoring)) < 0)
 			return error;
-		if (mon->enabled[MONITOR_VMSTAT] &&
-		    (error = monitor_vmstat_metrics(mon, into)) < 0)
+		if (monitoring->enabled[MONITOR_VMSTAT] &&
+		    (error = monitor_vmstat_metrics(monitoring, into)) < 0)
 			return error;
-		if (mon->enabled[MONITOR_PROC_VMSTAT] &&
-		    (error = monitor_proc_vmstat_metrics(mon, into)) < 0)
+		if (monitoring->enabled[MONITOR_PROC_VMSTAT] &&
+		    (error = monitor_proc_vmstat_metrics(monitoring, into)) <
+			0)
 			return error;
 	}
-	if (mon->enabled[MONITOR_PERF_STAT] &&
-	    (text = read_report(mon->perf_out, &len)) != NULL) {
+	if (monitoring->enabled[MONITOR_PERF_STAT] &&
+	    (text = read_report(monitoring->perf_out, &len)) != NULL) {
 		error = monitor_parse_perf_stat(into, text, len, NULL);
 		free(text);
 		if (error < 0)
 			return error;
 	}
-	if (mon->enabled[MONITOR_TIME] &&
-	    (text = read_report(mon->time_out, &len)) != NULL) {
+	if (monitoring->enabled[MONITOR_TIME] &&
+	    (text = read_report(monitoring->time_out, &len)) != NULL) {
 		error = monitor_parse_time(into, text, len);
 		free(text);
 	}
 	return error;
 }
 
-void monitor_free(struct monitor_run *mon)
+void monitor_free(struct monitor_run *monitoring)
 {
-	if (mon == NULL)
+	if (monitoring == NULL)
 		return;
-	monitor_sampler_stop(mon);
-	if (mon->perf_out != NULL)
-		unlink(mon->perf_out);
-	if (mon->time_out != NULL)
-		unlink(mon->time_out);
-	if (mon->tmp_dir != NULL)
-		rmdir(mon->tmp_dir);
-	free(mon->perf_out);
-	free(mon->time_out);
-	free(mon->tmp_dir);
-	free(mon->command);
+	monitor_sampler_stop(monitoring);
+	if (monitoring->perf_out != NULL)
+		unlink(monitoring->perf_out);
+	if (monitoring->time_out != NULL)
+		unlink(monitoring->time_out);
+	if (monitoring->tmp_dir != NULL)
+		rmdir(monitoring->tmp_dir);
+	free(monitoring->perf_out);
+	free(monitoring->time_out);
+	free(monitoring->tmp_dir);
+	free(monitoring->command);
 	for (size_t i = 0; i < 5; i++)
-		free(mon->env_text[i]);
-	monitor_counters_clear(&mon->raw);
-	pthread_mutex_destroy(&mon->lock);
-	pthread_cond_destroy(&mon->wake);
-	free(mon);
+		free(monitoring->env_text[i]);
+	monitor_counters_clear(&monitoring->raw);
+	pthread_mutex_destroy(&monitoring->lock);
+	pthread_cond_destroy(&monitoring->wake);
+	free(monitoring);
 }

@@ -108,16 +108,16 @@ int monitor_begin(struct monitor_run **out, const char *const *names,
 
 /*
  * The command to run: `command` itself, or the wrapper described above.
- * Belongs to `mon`.
+ * Belongs to `monitoring`.
  */
-const char *monitor_command(const struct monitor_run *mon);
+const char *monitor_command(const struct monitor_run *monitoring);
 
 /*
  * "NAME=value" entries the command of monitor_command() needs in its
  * environment, NULL-terminated (just NULL when it is not wrapped).  They
- * belong to `mon`.
+ * belong to `monitoring`.
  */
-const char *const *monitor_env(const struct monitor_run *mon);
+const char *const *monitor_env(const struct monitor_run *monitoring);
 
 /*
  * Stops the samplers, takes the last sample, reads the wrappers' reports
@@ -127,13 +127,13 @@ const char *const *monitor_env(const struct monitor_run *mon);
  * NULL arguments).  Reports that are missing or malformed (a run killed
  * before the wrapper wrote it) only leave their metrics out.
  */
-int monitor_end(struct monitor_run *mon, struct metrics *into);
+int monitor_end(struct monitor_run *monitoring, struct metrics *into);
 
 /*
- * Stops what still runs, removes the wrappers' files and frees `mon`.
+ * Stops what still runs, removes the wrappers' files and frees `monitoring`.
  * monitor_free(NULL) does nothing.
  */
-void monitor_free(struct monitor_run *mon);
+void monitor_free(struct monitor_run *monitoring);
 
 /*
  * Adds the metrics of a GNU `time -v` report (text[0, len)) to `into` as

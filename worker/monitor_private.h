@@ -93,18 +93,18 @@ const struct counter *monitor_counter_get(const struct counter_set *set,
 void monitor_counters_clear(struct counter_set *set);
 
 /* Whether an enabled monitor needs /proc samples (vmstat, proc-vmstat). */
-bool monitor_sampler_wanted(const struct monitor_run *mon);
+bool monitor_sampler_wanted(const struct monitor_run *monitoring);
 
 /* Takes one sample of everything the enabled monitors need into
- * mon->raw; 0 or -ENOMEM. */
-int monitor_sampler_sample(struct monitor_run *mon);
+ * monitoring->raw; 0 or -ENOMEM. */
+int monitor_sampler_sample(struct monitor_run *monitoring);
 
-/* Starts the thread sampling every mon->interval_s; 0 or a negative
+/* Starts the thread sampling every monitoring->interval_s; 0 or a negative
  * errno of pthread_create. */
-int monitor_sampler_start(struct monitor_run *mon);
+int monitor_sampler_start(struct monitor_run *monitoring);
 
 /* Stops and joins the sampler thread, when it runs. */
-void monitor_sampler_stop(struct monitor_run *mon);
+void monitor_sampler_stop(struct monitor_run *monitoring);
 
 /* monitor_perf_stat.c: whether `perf stat` counts anything here (probed
  * once per perf program; a note says why not). */
@@ -112,11 +112,11 @@ bool monitor_perf_available(const char *perf);
 
 /* monitor_vmstat.c: the vmstat.* metrics of the samples; 0 or an error
  * of metrics_add. */
-int monitor_vmstat_metrics(const struct monitor_run *mon,
+int monitor_vmstat_metrics(const struct monitor_run *monitoring,
 			   struct metrics *into);
 
 /* monitor_proc_vmstat.c: the proc-vmstat.* metrics of the samples. */
-int monitor_proc_vmstat_metrics(const struct monitor_run *mon,
+int monitor_proc_vmstat_metrics(const struct monitor_run *monitoring,
 				struct metrics *into);
 
 #endif

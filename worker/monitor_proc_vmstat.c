@@ -5,14 +5,14 @@
 
 #include "monitor_private.h"
 
-int monitor_proc_vmstat_metrics(const struct monitor_run *mon,
+int monitor_proc_vmstat_metrics(const struct monitor_run *monitoring,
 				struct metrics *into)
 {
 	char name[METRICS_NAME_MAX + 1];
 	int error;
 
-	for (size_t i = 0; i < mon->raw.count; i++) {
-		const struct counter *c = &mon->raw.items[i];
+	for (size_t i = 0; i < monitoring->raw.count; i++) {
+		const struct counter *c = &monitoring->raw.items[i];
 		const char *counter = c->name + 3;
 		double value;
 

@@ -185,7 +185,7 @@ static int sample_cpu(struct counter_set *set, const char *stat)
 }
 
 /* One sample of everything the enabled samplers need. */
-int monitor_sampler_sample(struct monitor_run *mon)
+int monitor_sampler_sample(struct monitor_run *monitoring)
 {
 	static const char *const stat_words[] = {
 	    "intr", "ctxt", "procs_running", "procs_blocked", NULL};
@@ -195,90 +195,94 @@ int monitor_sampler_sample(struct monitor_run *mon)
 	char *text;
 	int error = 0;
 
-	if (mon->enabled[MONITOR_VMSTAT]) {
-		if ((text = monitor_read_file(mon->proc_dir, "stat")) !=
+	if (monitoring->enabled[MONITOR_VMSTAT]) {
+		if ((text = monitor_read_file(monitoring->proc_dir, "stat")) !=
 		    NULL) {
-			error = sample_cpu(&mon->raw, text);
+			error = sample_cpu(&monitoring->raw, text);
 			if (error == 0)
-				error = sample_words(&mon->raw, text, "stat.",
-						     stat_words);
+				error = sample_words(&monitoring->raw, text,
+						     "stat.", stat_words);
 			free(text);
 		}
-		if (error == 0 && (text = monitor_read_file(
-				       mon->proc_dir, "meminfo")) != NULL) {
-			error = sample_words(&mon->raw, text, "mem.",
+		if (error == 0 &&
+		    (text = monitor_read_file(monitoring->proc_dir,
+					      "meminfo")) != NULL) {
+			error = sample_words(&monitoring->raw, text, "mem.",
 					     meminfo_keys);
 			free(text);
 		}
 	}
-	if (error == 0 && (mon->enabled[MONITOR_VMSTAT] ||
-			   mon->enabled[MONITOR_PROC_VMSTAT])) {
-		if ((text = monitor_read_file(mon->proc_dir, "vmstat")) !=
-		    NULL) {
-			error = sample_words(&mon->raw, text, "vm.", NULL);
+	if (error == 0 && (monitoring->enabled[MONITOR_VMSTAT] ||
+			   monitoring->enabled[MONITOR_PROC_VMSTAT])) {
+		if ((text = monitor_read_file(monitoring->proc_dir,
+					      "vmstat")) != NULL) {
+			error =
+			    sample_words(&monitoring->raw, text, "vm.", NULL);
 			free(text);
 		}
 	}
 	if (error == 0) {
-		double t = mon->now();
+		double t = monitoring->now();
 
-		if (mon->samples == 0)
-			mon->first_t = t;
-		mon->last_t = t;
-		mon->samples++;
+		if (monitoring->samples == 0)
+			monitoring->first_t = t;
+		monitoring->last_t = t;
+		monitoring->samples++;
 	}
 	return error;
 }
 
-bool monitor_sampler_wanted(const struct monitor_run *mon)
+bool monitor_sampler_wanted(const struct monitor_run *monitoring)
 {
-	return mon->enabled[MONITOR_VMSTAT] ||
-	       mon->enabled[MONITOR_PROC_VMSTAT];
+	return monitoring->enabled[MONITOR_VMSTAT] ||
+	       monitoring->enabled[MONITOR_PROC_VMSTAT];
 }
 
 static void *sampler_main(void *arg)
 {
-	struct monitor_run *mon = arg;
+	struct monitor_run *monitoring = arg;
 	struct timespec deadline;
 	double next;
 
-	pthread_mutex_lock(&mon->lock);
+	pthread_mutex_lock(&monitoring->lock);
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	next = (double)deadline.tv_sec + (double)deadline.tv_nsec / 1e9;
-	while (!mon->stop) {
+	while (!monitoring->stop) {
 		int rc = 0;
 
-		next += mon->interval_s;
+		next += monitoring->interval_s;
 		deadline.tv_sec = (time_t)next;
 		deadline.tv_nsec =
 		    (long)((next - (double)deadline.tv_sec) * 1e9);
-		while (!mon->stop && rc != ETIMEDOUT)
-			rc = pthread_cond_timedwait(&mon->wake, &mon->lock,
-						    &deadline);
-		if (!mon->stop && monitor_sampler_sample(mon) < 0)
+		while (!monitoring->stop && rc != ETIMEDOUT)
+			rc = pthread_cond_timedwait(
+			    &monitoring->wake, &monitoring->lock, &deadline);
+		if (!monitoring->stop &&
+		    monitor_sampler_sample(monitoring) < 0)
 			break; /* out of memory: the last sample will do */
 	}
-	pthread_mutex_unlock(&mon->lock);
+	pthread_mutex_unlock(&monitoring->lock);
 	return NULL;
 }
 
-int monitor_sampler_start(struct monitor_run *mon)
+int monitor_sampler_start(struct monitor_run *monitoring)
 {
-	int error = -pthread_create(&mon->thread, NULL, sampler_main, mon);
+	int error = -pthread_create(&monitoring->thread, NULL, sampler_main,
+				    monitoring);
 
 	if (error == 0)
-		mon->sampler_running = true;
+		monitoring->sampler_running = true;
 	return error;
 }
 
-void monitor_sampler_stop(struct monitor_run *mon)
+void monitor_sampler_stop(struct monitor_run *monitoring)
 {
-	if (!mon->sampler_running)
+	if (!monitoring->sampler_running)
 		return;
-	pthread_mutex_lock(&mon->lock);
-	mon->stop = true;
-	pthread_cond_signal(&mon->wake);
-	pthread_mutex_unlock(&mon->lock);
-	pthread_join(mon->thread, NULL);
-	mon->sampler_running = false;
+	pthread_mutex_lock(&monitoring->lock);
+	monitoring->stop = true;
+	pthread_cond_signal(&monitoring->wake);
+	pthread_mutex_unlock(&monitoring->lock);
+	pthread_join(monitoring->thread, NULL);
+	monitoring->sampler_running = false;
 }

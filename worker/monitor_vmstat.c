@@ -5,10 +5,10 @@
 
 #include "monitor_private.h"
 
-static double raw_delta(const struct monitor_run *mon, const char *name,
+static double raw_delta(const struct monitor_run *monitoring, const char *name,
 			bool *ok)
 {
-	const struct counter *c = monitor_counter_get(&mon->raw, name);
+	const struct counter *c = monitor_counter_get(&monitoring->raw, name);
 
 	if (c == NULL || c->samples < 2) {
 		*ok = false;
@@ -17,10 +17,10 @@ static double raw_delta(const struct monitor_run *mon, const char *name,
 	return c->last - c->first;
 }
 
-static double raw_mean(const struct monitor_run *mon, const char *name,
+static double raw_mean(const struct monitor_run *monitoring, const char *name,
 		       bool *ok)
 {
-	const struct counter *c = monitor_counter_get(&mon->raw, name);
+	const struct counter *c = monitor_counter_get(&monitoring->raw, name);
 
 	if (c == NULL || c->samples == 0) {
 		*ok = false;
@@ -35,48 +35,52 @@ static int add_if(struct metrics *into, const char *name, double value,
 	return ok ? monitor_add_new(into, name, value) : 0;
 }
 
-int monitor_vmstat_metrics(const struct monitor_run *mon, struct metrics *into)
+int monitor_vmstat_metrics(const struct monitor_run *monitoring,
+			   struct metrics *into)
 {
 	static const char *const cpu[] = {"user",    "nice",   "system",
 					  "idle",    "iowait", "irq",
 					  "softirq", "steal"};
-	double d[8], total = 0, elapsed = mon->last_t - mon->first_t;
+	double d[8], total = 0,
+		     elapsed = monitoring->last_t - monitoring->first_t;
 	double page_kb = (double)sysconf(_SC_PAGESIZE) / 1024.0;
-	bool ok, cpu_ok = true, rate_ok = mon->samples >= 2 && elapsed > 0;
+	bool ok, cpu_ok = true,
+		 rate_ok = monitoring->samples >= 2 && elapsed > 0;
 	char key[32];
 	int error = 0;
 
 	ok = true;
 	error = add_if(into, "vmstat.procs.r",
-		       raw_mean(mon, "stat.procs_running", &ok), ok);
+		       raw_mean(monitoring, "stat.procs_running", &ok), ok);
 	ok = true;
 	if (!error)
 		error = add_if(into, "vmstat.procs.b",
-			       raw_mean(mon, "stat.procs_blocked", &ok), ok);
+			       raw_mean(monitoring, "stat.procs_blocked", &ok),
+			       ok);
 	if (!error) {
 		double v;
 
 		ok = true;
-		v = raw_mean(mon, "mem.SwapTotal", &ok) -
-		    raw_mean(mon, "mem.SwapFree", &ok);
+		v = raw_mean(monitoring, "mem.SwapTotal", &ok) -
+		    raw_mean(monitoring, "mem.SwapFree", &ok);
 		error = add_if(into, "vmstat.memory.swpd", v, ok);
 	}
 	ok = true;
 	if (!error)
 		error = add_if(into, "vmstat.memory.free",
-			       raw_mean(mon, "mem.MemFree", &ok), ok);
+			       raw_mean(monitoring, "mem.MemFree", &ok), ok);
 	ok = true;
 	if (!error)
 		error = add_if(into, "vmstat.memory.buff",
-			       raw_mean(mon, "mem.Buffers", &ok), ok);
+			       raw_mean(monitoring, "mem.Buffers", &ok), ok);
 	if (!error) {
 		double v, reclaimable;
 		bool has_reclaimable = true;
 
 		ok = true;
-		v = raw_mean(mon, "mem.Cached", &ok);
+		v = raw_mean(monitoring, "mem.Cached", &ok);
 		reclaimable =
-		    raw_mean(mon, "mem.SReclaimable", &has_reclaimable);
+		    raw_mean(monitoring, "mem.SReclaimable", &has_reclaimable);
 		error = add_if(into, "vmstat.memory.cache",
 			       v + (has_reclaimable ? reclaimable : 0), ok);
 	}
@@ -98,7 +102,7 @@ int monitor_vmstat_metrics(const struct monitor_run *mon, struct metrics *into)
 			double v;
 
 			ok = true;
-			v = raw_delta(mon, rates[i].raw, &ok) / elapsed;
+			v = raw_delta(monitoring, rates[i].raw, &ok) / elapsed;
 			if (rates[i].pages)
 				v *= page_kb;
 			error = add_if(into, rates[i].metric, v, ok);
@@ -106,7 +110,7 @@ int monitor_vmstat_metrics(const struct monitor_run *mon, struct metrics *into)
 	}
 	for (size_t i = 0; i < 8; i++) {
 		snprintf(key, sizeof(key), "cpu.%s", cpu[i]);
-		d[i] = raw_delta(mon, key, &cpu_ok);
+		d[i] = raw_delta(monitoring, key, &cpu_ok);
 		total += d[i];
 	}
 	if (!error && cpu_ok && total > 0) {

@@ -151,17 +151,17 @@ static json_t *run_outcome(const struct runner_result *result, json_t *seen,
  * What the run did goes to *outcome (see run_outcome()).
  */
 static json_t *run_once(const char *tree, const char *command,
-			double timeout_s, const char *const *envv,
+			double timeout_s, const char *const *env_vars,
 			const char *kpi, char **err, json_t *monitors,
 			json_t **outcome)
 {
 	struct runner_result result;
 	struct metrics *metrics = NULL;
-	struct monitor_run *mon = NULL;
+	struct monitor_run *monitoring = NULL;
 	enum metrics_format format = METRICS_FORMAT_LINES;
 	const char *names[8], **run_env;
 	const char *const *extra;
-	size_t i, n = 0, names_count = 0, envc = 0, extrac = 0;
+	size_t i, n = 0, names_count = 0, env_count = 0, extra_count = 0;
 	char *cause = NULL;
 	json_t *values, *run, *name, *seen;
 
@@ -170,38 +170,39 @@ static json_t *run_once(const char *tree, const char *command,
 		if (json_is_string(name) && names_count < 8)
 			names[names_count++] = json_string_value(name);
 	}
-	if (names_count > 0 && monitor_begin(&mon, names, names_count, command,
-					     NULL, &cause) < 0) {
+	if (names_count > 0 && monitor_begin(&monitoring, names, names_count,
+					     command, NULL, &cause) < 0) {
 		log_warn("monitors not started: %s",
 			 cause != NULL ? cause : "out of memory");
 		free(cause);
-		mon = NULL;
+		monitoring = NULL;
 	}
 	/* The task's environment, then what the monitors' wrapper needs. */
-	while (envv != NULL && envv[envc] != NULL)
-		envc++;
-	extra = monitor_env(mon);
-	while (extra != NULL && extra[extrac] != NULL)
-		extrac++;
-	run_env = calloc(envc + extrac + 1, sizeof(*run_env));
+	while (env_vars != NULL && env_vars[env_count] != NULL)
+		env_count++;
+	extra = monitor_env(monitoring);
+	while (extra != NULL && extra[extra_count] != NULL)
+		extra_count++;
+	run_env = calloc(env_count + extra_count + 1, sizeof(*run_env));
 	if (run_env == NULL) {
-		monitor_free(mon);
+		monitor_free(monitoring);
 		*err = strdup("out of memory");
 		return NULL;
 	}
-	for (i = 0; i < envc; i++)
-		run_env[n++] = envv[i];
-	for (i = 0; i < extrac; i++)
+	for (i = 0; i < env_count; i++)
+		run_env[n++] = env_vars[i];
+	for (i = 0; i < extra_count; i++)
 		run_env[n++] = extra[i];
-	if (runner_run(
-		&result,
-		&(struct runner_spec){
-		    .command = mon != NULL ? monitor_command(mon) : command,
-		    .cwd = tree,
-		    .env = run_env,
-		    .timeout_s = timeout_s},
-		err) < 0) {
-		monitor_free(mon);
+	if (runner_run(&result,
+		       &(struct runner_spec){
+			   .command = monitoring != NULL
+					  ? monitor_command(monitoring)
+					  : command,
+			   .cwd = tree,
+			   .env = run_env,
+			   .timeout_s = timeout_s},
+		       err) < 0) {
+		monitor_free(monitoring);
 		free(run_env);
 		return NULL;
 	}
@@ -216,7 +217,7 @@ static json_t *run_once(const char *tree, const char *command,
 		json_array_append_new(seen,
 				      json_string(metrics->entries[i].name));
 	if (metrics != NULL) {
-		if (mon != NULL && monitor_end(mon, metrics) < 0)
+		if (monitoring != NULL && monitor_end(monitoring, metrics) < 0)
 			log_warn("monitors: out of memory");
 		for (i = 0; i < metrics->count; i++)
 			json_object_set_new(
@@ -224,7 +225,7 @@ static json_t *run_once(const char *tree, const char *command,
 			    json_real(metrics->entries[i].value));
 	}
 	metrics_free(metrics);
-	monitor_free(mon);
+	monitor_free(monitoring);
 	*outcome =
 	    run_outcome(&result, seen, json_object_get(values, kpi) != NULL);
 	if (result.timed_out)
@@ -371,7 +372,7 @@ static bool disk_full(const char *dir, const struct runner_result *result,
 /* Builds `tc` in its build tree.  0 when built, 1 when the build failed
  * (the log appended to `failures`), -1 when it could not be attempted. */
 static int build_commit(struct task_commit *tc, const char *build,
-			long long timeout_s, const char *const *envv,
+			long long timeout_s, const char *const *env_vars,
 			json_t *failures, char **err)
 {
 	struct runner_result result;
@@ -380,7 +381,7 @@ static int build_commit(struct task_commit *tc, const char *build,
 	if (runner_run(&result,
 		       &(struct runner_spec){.command = build,
 					     .cwd = tc->tree,
-					     .env = envv,
+					     .env = env_vars,
 					     .timeout_s = (double)timeout_s},
 		       err) < 0)
 		return -1;
@@ -424,7 +425,7 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 	char *params = NULL;
 	struct buildcache *cache = NULL;
 	long long builds = 0;
-	const char *envv[4] = {env_commit, env_run, env_job, NULL};
+	const char *env_vars[4] = {env_commit, env_run, env_job, NULL};
 	json_t *repo, *tc, *plan, *entry, *runs = NULL, *failures = NULL;
 	struct task_commit *commits = NULL;
 	long long timeout_s, total = 0, run_no = 0;
@@ -490,7 +491,7 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		if (prepare_tree(env, repo_name, url, commits[i].sha,
 				 commits[i].tree,
 				 json_object_get(task, "series"), err) < 0 ||
-		    (rc = build_commit(&commits[i], build, timeout_s, envv,
+		    (rc = build_commit(&commits[i], build, timeout_s, env_vars,
 				       failures, err)) < 0)
 			goto out;
 		builds++;
@@ -524,7 +525,7 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 				snprintf(env_run, sizeof(env_run),
 					 "STATBISECT_RUN=%lld", c->done + 1);
 				one = run_once(c->tree, run, (double)timeout_s,
-					       envv, kpi, err,
+					       env_vars, kpi, err,
 					       json_object_get(tc, "monitors"),
 					       &outcome);
 				if (one == NULL)

@@ -534,7 +534,7 @@ static int parse_options(struct sim_config *cfg, bool *table, int argc,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	size_t seed, hib;
+	size_t seed, higher_is_better;
 	int opt, bad, which = 0;
 
 	while ((opt = getopt_long(argc, argv, "h", options, &which)) != -1) {
@@ -585,8 +585,9 @@ static int parse_options(struct sim_config *cfg, bool *table, int argc,
 			bad = parse_size(&cfg->runs_max, optarg);
 			break;
 		case 'H':
-			bad = parse_size(&hib, optarg) || hib > 1;
-			cfg->higher_is_better = hib == 1;
+			bad = parse_size(&higher_is_better, optarg) ||
+			      higher_is_better > 1;
+			cfg->higher_is_better = higher_is_better == 1;
 			break;
 		case 'L':
 			bad = parse_size(&cfg->lkp_runs, optarg);
