@@ -15,7 +15,7 @@
 #define COMMITLOG_NAME_LEN 256
 
 /* The plan entry of commit `index`, or NULL when the task does not run
- * it (the plan as queue.c loads it: [{"index", ...}]). */
+ * it (the plan as workers.c loads it: [{"index", ...}]). */
 static bool plan_has(json_t *plan, long long index)
 {
 	size_t i;

@@ -21,10 +21,11 @@
 #include "log.h"
 #include "report.h"
 #include "server.h"
+#include "store/store_outbox.h"
 #include "strbuf.h"
 
 /* Seconds of failed attempts after which a report is given up. */
-#define MAILER_GIVE_UP_TEXT "172800"
+#define MAILER_GIVE_UP_SECONDS 172800
 
 struct mailer {
 	pthread_t thread;
@@ -276,77 +277,46 @@ static int smtp_deliver(struct mailer *m, json_t *recipients,
  * due, -1 on a database error. */
 static int deliver_one(struct mailer *m, PGconn *conn)
 {
-	const char *params[3];
-	char retry_max[24];
+	struct store_outbox_item item;
 	char *err = NULL;
 	json_t *recipients;
-	PGresult *r, *u;
 	int rc;
 
 	if (db_begin(conn) < 0)
 		return -1;
-	r = db_exec(conn,
-		    "SELECT id, recipients, message, attempts FROM outbox"
-		    " WHERE sent_at IS NULL AND failed_at IS NULL"
-		    " AND next_attempt_at <= now()"
-		    " AND recipients <> '[]'::jsonb"
-		    " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
-		    0, NULL);
-	if (r == NULL) {
+	rc = store_outbox_next(&item, conn);
+	if (rc != STORE_OK) {
 		db_rollback(conn);
-		return -1;
+		return rc == STORE_NOT_FOUND ? 0 : -1;
 	}
-	if (PQntuples(r) == 0) {
-		PQclear(r);
-		db_rollback(conn);
-		return 0;
-	}
-	recipients = json_loads(db_text(r, 0, 1), 0, NULL);
+	recipients = json_loads(item.recipients, 0, NULL);
 	/* A report with nobody to tell is never taken: it stays readable
 	 * and its job page says no mail went out. */
 	if (m->curl_url != NULL) {
-		rc = smtp_deliver(m, recipients, db_text(r, 0, 2), &err);
+		rc = smtp_deliver(m, recipients, item.message, &err);
 	} else {
 		rc = mailer_maildir_deliver(server_config.mail_dir,
-					    db_text(r, 0, 2), db_int(r, 0, 0),
-					    &err);
+					    item.message, item.id, &err);
 	}
 	json_decref(recipients);
-	snprintf(retry_max, sizeof(retry_max), "%u",
-		 server_config.smtp_retry_max);
-	params[0] = db_text(r, 0, 0);
-	params[1] = err != NULL ? err : "delivery failed";
-	params[2] = retry_max;
 	if (rc == 0) {
-		u = db_exec(conn,
-			    "UPDATE outbox SET sent_at = now(),"
-			    " last_attempt_at = now(),"
-			    " attempts = attempts + 1, last_error = NULL"
-			    " WHERE id = $1",
-			    1, params);
-		log_info("report %s delivered", params[0]);
+		rc = store_outbox_sent(conn, item.id);
+		log_info("report %lld delivered", item.id);
 	} else {
 		/* 5 s, 10 s, 20 s ... up to the retry maximum; given up
 		 * after two days of failures. */
-		u = db_exec(conn,
-			    "UPDATE outbox SET attempts = attempts + 1,"
-			    " last_error = $2, last_attempt_at = now(),"
-			    " next_attempt_at = now() + make_interval(secs =>"
-			    " least($3::double precision, 5 * 2 ^"
-			    " least(attempts, 20))),"
-			    " failed_at = CASE WHEN created_at < now() -"
-			    " make_interval(secs => " MAILER_GIVE_UP_TEXT ")"
-			    " THEN now() END WHERE id = $1",
-			    3, params);
-		log_warn("report %s not delivered: %s", params[0], params[1]);
+		rc = store_outbox_failed(
+		    conn, item.id, err != NULL ? err : "delivery failed",
+		    server_config.smtp_retry_max, MAILER_GIVE_UP_SECONDS);
+		log_warn("report %lld not delivered: %s", item.id,
+			 err != NULL ? err : "delivery failed");
 	}
 	free(err);
-	PQclear(r);
-	if (u == NULL) {
+	store_outbox_item_clear(&item);
+	if (rc < 0) {
 		db_rollback(conn);
 		return -1;
 	}
-	PQclear(u);
 	return db_commit(conn) < 0 ? -1 : 1;
 }
 

@@ -19,10 +19,10 @@ static const struct http_route core_routes[] = {
     {"DELETE", "/api/v1/jobs/{}", ROLE_SUBMIT, api_jobs_cancel},
     {"GET", "/api/v1/jobs/{}/report", ROLE_READ, api_jobs_report},
     {"GET", "/api/v1/jobs/{}/commits/{}/log", ROLE_READ, commitlog_get},
-    {"POST", "/api/v1/workers", ROLE_WORKER, queue_register},
-    {"POST", "/api/v1/workers/{}/claim", ROLE_WORKER, queue_claim},
-    {"POST", "/api/v1/tasks/{}/heartbeat", ROLE_WORKER, queue_heartbeat},
-    {"POST", "/api/v1/tasks/{}/result", ROLE_WORKER, queue_result},
+    {"POST", "/api/v1/workers", ROLE_WORKER, workers_register},
+    {"POST", "/api/v1/workers/{}/claim", ROLE_WORKER, workers_claim},
+    {"POST", "/api/v1/tasks/{}/heartbeat", ROLE_WORKER, workers_heartbeat},
+    {"POST", "/api/v1/tasks/{}/result", ROLE_WORKER, workers_result},
     {NULL, NULL, ROLE_NONE, NULL},
 };
 

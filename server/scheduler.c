@@ -11,6 +11,7 @@
 #include "db.h"
 #include "log.h"
 #include "reportjob.h"
+#include "store/store_tasks.h"
 #include "watcher.h"
 
 void sched_job_clear(struct sched_job *job)
@@ -158,37 +159,31 @@ static int load_commits(struct sched_job *job, PGconn *conn,
  * Fills the engine input with the KPI of every run, grouped by commit and
  * by purpose (search runs and confirmation runs are kept apart).
  */
-static int load_runs(struct sched_job *job, PGconn *conn, const char *id_text)
+static int load_runs(struct sched_job *job, PGconn *conn)
 {
-	const char *params[1] = {id_text};
+	struct store_run_kpi *runs;
 	size_t *fill = NULL;
 	size_t i, n, offset = 0;
-	PGresult *r;
 
-	r = db_exec(conn,
-		    "SELECT commit_idx, kpi, purpose = 'confirm' FROM runs"
-		    " WHERE job_id = $1 ORDER BY id",
-		    1, params);
-	if (r == NULL)
+	if (store_runs_kpis(&runs, &n, conn, job->id) < 0)
 		return -1;
-	n = (size_t)PQntuples(r);
 	job->values = malloc((n != 0 ? n : 1) * sizeof(*job->values));
 	/* fill[2 * idx + confirm]: runs of each commit and purpose */
 	fill = calloc(2 * job->count, sizeof(*fill));
 	if (job->values == NULL || fill == NULL) {
-		PQclear(r);
+		free(runs);
 		free(fill);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		long long idx = db_int(r, (int)i, 0);
+		long long idx = runs[i].commit_index;
 
 		if (idx < 0 || (size_t)idx >= job->count)
 			continue;
-		if (db_is_null(r, (int)i, 1))
+		if (!runs[i].has_kpi)
 			job->commits[idx].failed_runs++;
 		else
-			fill[2 * idx + db_bool(r, (int)i, 2)]++;
+			fill[2 * idx + runs[i].confirm]++;
 	}
 	for (i = 0; i < job->count; i++) {
 		job->input[i].values = job->values + offset;
@@ -198,16 +193,15 @@ static int load_runs(struct sched_job *job, PGconn *conn, const char *id_text)
 		fill[2 * i] = fill[2 * i + 1] = 0;
 	}
 	for (i = 0; i < n; i++) {
-		long long idx = db_int(r, (int)i, 0);
-		bool confirm = db_bool(r, (int)i, 2);
+		long long idx = runs[i].commit_index;
+		bool confirm = runs[i].confirm;
 		double *dst;
 
-		if (idx < 0 || (size_t)idx >= job->count ||
-		    db_is_null(r, (int)i, 1))
+		if (idx < 0 || (size_t)idx >= job->count || !runs[i].has_kpi)
 			continue;
 		dst = (double *)(confirm ? job->input[idx].confirm_values
 					 : job->input[idx].values);
-		dst[fill[2 * idx + confirm]++] = db_double(r, (int)i, 1);
+		dst[fill[2 * idx + confirm]++] = runs[i].kpi;
 	}
 	for (i = 0; i < job->count; i++) {
 		job->input[i].value_count = fill[2 * i];
@@ -219,7 +213,7 @@ static int load_runs(struct sched_job *job, PGconn *conn, const char *id_text)
 		    job->commits[i].failed_runs >= job->opts.runs_min;
 	}
 	free(fill);
-	PQclear(r);
+	free(runs);
 	return 0;
 }
 
@@ -234,8 +228,7 @@ int sched_load(struct sched_job *out, PGconn *conn, long long job_id)
 	rc = load_options(out, conn, id_text);
 	if (rc != 0)
 		return rc;
-	if (load_commits(out, conn, id_text) < 0 ||
-	    load_runs(out, conn, id_text) < 0 ||
+	if (load_commits(out, conn, id_text) < 0 || load_runs(out, conn) < 0 ||
 	    bisect_step(&out->result, out->classes, out->input, out->count,
 			&out->opts) < 0) {
 		sched_job_clear(out);
@@ -249,47 +242,31 @@ int sched_load(struct sched_job *out, PGconn *conn, long long job_id)
 static int queue_tasks(PGconn *conn, const struct sched_job *job)
 {
 	const struct bisect_result *res = &job->result;
-	char id_text[24], idx[24], runs[24];
-	const char *params[6] = {id_text, idx, runs, NULL, NULL, NULL};
-	json_t *plan = json_array();
-	size_t i, total = 0;
-	char *plan_text;
-	PGresult *r;
+	struct store_plan plan = {0};
+	size_t i;
+	int rc;
 
+	plan.entries = calloc(res->request_count, sizeof(*plan.entries));
+	if (plan.entries == NULL)
+		return -1;
+	plan.count = res->request_count;
+	plan.interleave = res->interleave && res->request_count > 1;
 	for (i = 0; i < res->request_count; i++) {
 		const struct bisect_request *q = &res->requests[i];
+		bool confirm = q->purpose == BISECT_CONFIRM;
 
-		json_array_append_new(
-		    plan,
-		    json_pack("{s:I,s:I,s:s}", "idx", (json_int_t)q->commit,
-			      "runs", (json_int_t)q->runs, "purpose",
-			      q->purpose == BISECT_CONFIRM ? "confirm"
-							   : "search"));
-		total += q->runs;
+		plan.entries[i].index = (long long)q->commit;
+		plan.entries[i].runs = (long long)q->runs;
+		snprintf(plan.entries[i].purpose,
+			 sizeof(plan.entries[i].purpose), "%s",
+			 confirm ? "confirm" : "search");
 		log_info("job %lld: %zu %s runs of %.12s", job->id, q->runs,
-			 q->purpose == BISECT_CONFIRM ? "confirmation"
-						      : "search",
+			 confirm ? "confirmation" : "search",
 			 job->commits[q->commit].sha);
 	}
-	plan_text = json_dumps(plan, JSON_COMPACT);
-	json_decref(plan);
-	if (plan_text == NULL)
-		return -1;
-	snprintf(id_text, sizeof(id_text), "%lld", job->id);
-	snprintf(idx, sizeof(idx), "%zu", res->requests[0].commit);
-	snprintf(runs, sizeof(runs), "%zu", total);
-	params[3] = plan_text;
-	params[4] =
-	    res->interleave && res->request_count > 1 ? "true" : "false";
-	r = db_exec(conn,
-		    "INSERT INTO tasks (job_id, commit_idx, runs_wanted, plan,"
-		    " interleave) VALUES ($1, $2, $3, $4, $5)",
-		    5, params);
-	free(plan_text);
-	if (r == NULL)
-		return -1;
-	PQclear(r);
-	return 0;
+	rc = store_tasks_insert(conn, job->id, &plan);
+	store_plan_clear(&plan);
+	return rc;
 }
 
 json_t *sched_ci95_json(double lo, double hi)
@@ -494,23 +471,14 @@ static int fail_job(PGconn *conn, const struct sched_job *job,
 
 int sched_advance(PGconn *conn, long long job_id, const char *base_url)
 {
-	char id_text[24];
-	const char *params[1] = {id_text};
 	struct sched_job job;
+	long long open_tasks;
 	char *cause = NULL;
-	PGresult *r;
 	int rc, error = -1;
 
-	snprintf(id_text, sizeof(id_text), "%lld", job_id);
-	r = db_exec(conn,
-		    "SELECT count(*) FROM tasks WHERE job_id = $1"
-		    " AND state IN ('queued', 'running')",
-		    1, params);
-	if (r == NULL)
+	if (store_tasks_open_count(&open_tasks, conn, job_id) < 0)
 		return -1;
-	rc = db_int(r, 0, 0) > 0;
-	PQclear(r);
-	if (rc)
+	if (open_tasks > 0)
 		return 0; /* the engine decides once the open runs are in */
 	rc = sched_load(&job, conn, job_id);
 	if (rc != 0)

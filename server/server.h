@@ -49,10 +49,10 @@ extern const struct http_route web_routes[];
  * NULL-method terminated; NULL when out of memory. */
 struct http_route *server_routes(void);
 
-/* queue.c: the worker protocol. */
-void queue_register(struct http_response *res, struct http_request *req);
-void queue_claim(struct http_response *res, struct http_request *req);
-void queue_heartbeat(struct http_response *res, struct http_request *req);
-void queue_result(struct http_response *res, struct http_request *req);
+/* workers.c: the worker protocol. */
+void workers_register(struct http_response *res, struct http_request *req);
+void workers_claim(struct http_response *res, struct http_request *req);
+void workers_heartbeat(struct http_response *res, struct http_request *req);
+void workers_result(struct http_response *res, struct http_request *req);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../db.h"
+#include "store_outbox.h"
 
 /* Keeps `text` (malloc'd, or NULL) in the facts' storage. */
 static const char *keep(struct store_report_facts *f, char *text)
@@ -194,31 +195,7 @@ int store_reports_queue(PGconn *conn, long long job_id,
 			const char *const *recipients, size_t recipient_count,
 			const char *subject, const char *message)
 {
-	char id[24], *list_text = NULL;
-	const char *params[4];
-	json_t *list = json_array();
-	PGresult *r;
-	size_t i;
-
-	for (i = 0; list != NULL && i < recipient_count; i++)
-		json_array_append_new(list, json_string(recipients[i]));
-	if (list != NULL)
-		list_text = json_dumps(list, JSON_COMPACT);
-	json_decref(list);
-	if (list_text == NULL)
-		return -1;
-	snprintf(id, sizeof(id), "%lld", job_id);
-	params[0] = id;
-	params[1] = list_text;
-	params[2] = subject;
-	params[3] = message;
-	r = db_exec(conn,
-		    "INSERT INTO outbox (job_id, recipients, subject, message)"
-		    " VALUES ($1, $2, $3, $4)",
-		    4, params);
-	free(list_text);
-	if (r == NULL)
-		return -1;
-	PQclear(r);
-	return 0;
+	/* The outbox's one INSERT lives with its other SQL. */
+	return store_outbox_insert(conn, job_id, recipients, recipient_count,
+				   subject, message);
 }

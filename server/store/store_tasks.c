@@ -1,0 +1,471 @@
+/*
+ * Workers, tasks, leases and runs in PostgreSQL.  Row locks are the queue
+ * (FOR UPDATE SKIP LOCKED); a task's plan is a jsonb list of {"idx",
+ * "runs", "purpose"}.
+ */
+#include "store_tasks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "../db.h"
+#include "store.h"
+
+static char *copy_text(const PGresult *r, int row, int col)
+{
+	const char *text = db_text(r, row, col);
+
+	return strdup(text != NULL ? text : "");
+}
+
+/* Runs a command whose result is not read: 0 or -1. */
+static int run_command(PGconn *conn, const char *sql, int count,
+		       const char *const *params)
+{
+	PGresult *r = db_exec(conn, sql, count, params);
+
+	if (r == NULL)
+		return -1;
+	PQclear(r);
+	return 0;
+}
+
+void store_plan_clear(struct store_plan *plan)
+{
+	free(plan->entries);
+	memset(plan, 0, sizeof(*plan));
+}
+
+int store_workers_register(long long *out_id, PGconn *conn, const char *name,
+			   const char *group, const char *machine,
+			   long long token_id)
+{
+	char token[STORE_INT_TEXT];
+	const char *params[4] = {name, group, machine, NULL};
+	PGresult *r;
+
+	store_int_text(token, token_id);
+	params[3] = token_id > 0 ? token : NULL;
+	r = db_exec(
+	    conn,
+	    "INSERT INTO workers (name, grp, machine, token_id)"
+	    " VALUES ($1, $2, $3, $4) ON CONFLICT (name, grp) DO UPDATE"
+	    " SET machine = EXCLUDED.machine, token_id ="
+	    " EXCLUDED.token_id, last_seen_at = now() RETURNING id",
+	    4, params);
+	if (r == NULL)
+		return -1;
+	*out_id = db_int(r, 0, 0);
+	PQclear(r);
+	return 0;
+}
+
+int store_workers_touch(long long *out_token_id, PGconn *conn,
+			long long worker_id)
+{
+	char id[STORE_INT_TEXT];
+	const char *params[1] = {id};
+	PGresult *r;
+	int rc = STORE_NOT_FOUND;
+
+	store_int_text(id, worker_id);
+	r = db_exec(conn,
+		    "UPDATE workers SET last_seen_at = now() WHERE id = $1"
+		    " RETURNING token_id",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	if (PQntuples(r) == 1) {
+		*out_token_id = db_int(r, 0, 0);
+		rc = 0;
+	}
+	PQclear(r);
+	return rc;
+}
+
+int store_tasks_plan(struct store_plan *out, PGconn *conn, long long task_id)
+{
+	char id[STORE_INT_TEXT];
+	const char *params[1] = {id};
+	PGresult *r;
+	int i, n;
+
+	memset(out, 0, sizeof(*out));
+	store_int_text(id, task_id);
+	r = db_exec(
+	    conn,
+	    "SELECT (p.e->>'idx')::int, c.sha, (p.e->>'runs')::int,"
+	    " p.e->>'purpose', t.interleave"
+	    " FROM tasks t CROSS JOIN LATERAL"
+	    " jsonb_array_elements(CASE WHEN jsonb_array_length(t.plan)"
+	    " > 0 THEN t.plan ELSE jsonb_build_array(jsonb_build_object("
+	    "'idx', t.commit_idx, 'runs', t.runs_wanted, 'purpose',"
+	    " 'search')) END) WITH ORDINALITY AS p(e, ord)"
+	    " JOIN job_commits c ON c.job_id = t.job_id"
+	    " AND c.idx = (p.e->>'idx')::int"
+	    " WHERE t.id = $1 ORDER BY p.ord",
+	    1, params);
+	if (r == NULL)
+		return -1;
+	n = PQntuples(r);
+	if (n == 0) {
+		PQclear(r);
+		return STORE_NOT_FOUND;
+	}
+	out->entries = calloc((size_t)n, sizeof(*out->entries));
+	if (out->entries == NULL) {
+		PQclear(r);
+		return -1;
+	}
+	out->count = (size_t)n;
+	out->interleave = db_bool(r, 0, 4);
+	for (i = 0; i < n; i++) {
+		struct store_plan_entry *e = &out->entries[i];
+
+		e->index = db_int(r, i, 0);
+		snprintf(e->sha, sizeof(e->sha), "%s", db_text(r, i, 1));
+		e->runs = db_int(r, i, 2);
+		snprintf(e->purpose, sizeof(e->purpose), "%s",
+			 db_text(r, i, 3) != NULL ? db_text(r, i, 3) : "");
+	}
+	PQclear(r);
+	return 0;
+}
+
+void store_claim_clear(struct store_claim *claim)
+{
+	free(claim->repo_name);
+	free(claim->repo_url);
+	free(claim->testcase_name);
+	free(claim->build);
+	free(claim->run);
+	free(claim->kpi);
+	free(claim->monitors);
+	free(claim->params);
+	store_plan_clear(&claim->plan);
+	memset(claim, 0, sizeof(*claim));
+}
+
+/* What the worker needs of the claimed task's job: repository and
+ * testcase; and the job marked running. */
+static int claim_job(struct store_claim *out, PGconn *conn)
+{
+	char job[STORE_INT_TEXT];
+	const char *params[1] = {job};
+	PGresult *r;
+
+	store_int_text(job, out->job_id);
+	r = db_exec(conn,
+		    "UPDATE jobs SET state = 'running',"
+		    " started_at = coalesce(started_at, now())"
+		    " WHERE id = $1",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	PQclear(r);
+	r = db_exec(conn,
+		    "SELECT rp.name, rp.url, t.build, t.run, t.kpi,"
+		    " t.timeout_s, t.monitors, t.name, t.params"
+		    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
+		    " JOIN testcases t ON t.id = j.testcase_id"
+		    " WHERE j.id = $1",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		return -1;
+	}
+	out->repo_name = copy_text(r, 0, 0);
+	out->repo_url = copy_text(r, 0, 1);
+	out->build = copy_text(r, 0, 2);
+	out->run = copy_text(r, 0, 3);
+	out->kpi = copy_text(r, 0, 4);
+	out->timeout_s = db_int(r, 0, 5);
+	out->monitors = copy_text(r, 0, 6);
+	out->testcase_name = copy_text(r, 0, 7);
+	out->params = copy_text(r, 0, 8);
+	PQclear(r);
+	if (out->repo_name == NULL || out->repo_url == NULL ||
+	    out->build == NULL || out->run == NULL || out->kpi == NULL ||
+	    out->monitors == NULL || out->testcase_name == NULL ||
+	    out->params == NULL)
+		return -1;
+	return 0;
+}
+
+int store_tasks_claim(struct store_claim *out, PGconn *conn,
+		      long long worker_id, unsigned lease_seconds)
+{
+	char worker[STORE_INT_TEXT], seconds[STORE_INT_TEXT];
+	const char *params[2] = {worker, seconds};
+	PGresult *r;
+
+	memset(out, 0, sizeof(*out));
+	store_int_text(worker, worker_id);
+	store_int_text(seconds, (long long)lease_seconds);
+	/* The oldest open task whose lease is free or lapsed; a task another
+	 * claim holds locked right now is skipped, not waited for. */
+	r = db_exec(conn,
+		    "WITH next AS ("
+		    " SELECT t.id FROM tasks t JOIN jobs j ON j.id = t.job_id"
+		    " JOIN workers w ON w.id = $1"
+		    " WHERE (t.state = 'queued' OR (t.state = 'running' AND"
+		    " t.lease_expires_at < now()))"
+		    " AND j.state IN ('queued', 'running')"
+		    " AND j.group_name = w.grp"
+		    " ORDER BY t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
+		    " UPDATE tasks t SET state = 'running', worker_id = $1,"
+		    " lease = t.lease + 1,"
+		    " lease_expires_at = now() + make_interval(secs => $2)"
+		    " FROM next WHERE t.id = next.id"
+		    " RETURNING t.id, t.lease, t.job_id",
+		    2, params);
+	if (r == NULL)
+		return -1;
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		return STORE_NOT_FOUND;
+	}
+	out->task_id = db_int(r, 0, 0);
+	out->lease = db_int(r, 0, 1);
+	out->job_id = db_int(r, 0, 2);
+	PQclear(r);
+	if (claim_job(out, conn) < 0 ||
+	    store_tasks_plan(&out->plan, conn, out->task_id) != 0) {
+		store_claim_clear(out);
+		return -1;
+	}
+	return 0;
+}
+
+int store_tasks_lock(struct store_task_lease *out, PGconn *conn,
+		     long long task_id)
+{
+	char id[STORE_INT_TEXT];
+	const char *params[1] = {id};
+	PGresult *r;
+
+	memset(out, 0, sizeof(*out));
+	store_int_text(id, task_id);
+	r = db_exec(conn,
+		    "SELECT t.state, t.lease, t.lease_expires_at > now(),"
+		    " t.job_id, t.commit_idx, t.worker_id, j.state"
+		    " FROM tasks t JOIN jobs j ON j.id = t.job_id"
+		    " WHERE t.id = $1 FOR UPDATE OF t",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		return STORE_NOT_FOUND;
+	}
+	snprintf(out->state, sizeof(out->state), "%s", db_text(r, 0, 0));
+	out->lease = db_int(r, 0, 1);
+	out->live = db_bool(r, 0, 2);
+	out->job_id = db_int(r, 0, 3);
+	out->commit_index = db_int(r, 0, 4);
+	out->worker_id = db_int(r, 0, 5);
+	snprintf(out->job_state, sizeof(out->job_state), "%s",
+		 db_text(r, 0, 6));
+	PQclear(r);
+	return 0;
+}
+
+int store_tasks_extend(PGconn *conn, long long task_id, unsigned lease_seconds)
+{
+	char id[STORE_INT_TEXT], seconds[STORE_INT_TEXT];
+	const char *params[2] = {id, seconds};
+
+	store_int_text(id, task_id);
+	store_int_text(seconds, (long long)lease_seconds);
+	return run_command(conn,
+			   "UPDATE tasks SET lease_expires_at = now() +"
+			   " make_interval(secs => $2) WHERE id = $1",
+			   2, params);
+}
+
+int store_tasks_lock_job(char **out, PGconn *conn, long long job_id)
+{
+	char id[STORE_INT_TEXT];
+	const char *params[1] = {id};
+	PGresult *r;
+	int rc = STORE_NOT_FOUND;
+
+	*out = NULL;
+	store_int_text(id, job_id);
+	r = db_exec(conn,
+		    "SELECT t.kpi FROM jobs j JOIN testcases t"
+		    " ON t.id = j.testcase_id WHERE j.id = $1 FOR UPDATE OF j",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	if (PQntuples(r) == 1) {
+		*out = copy_text(r, 0, 0);
+		rc = *out != NULL ? 0 : -1;
+	}
+	PQclear(r);
+	return rc;
+}
+
+int store_runs_insert(PGconn *conn, const struct store_run *run)
+{
+	char job[STORE_INT_TEXT], task[STORE_INT_TEXT], index[STORE_INT_TEXT];
+	char worker[STORE_INT_TEXT], exit_code[STORE_INT_TEXT];
+	char kpi[40], wall[40];
+	const char *params[9] = {job,	    task, index,
+				 worker,    NULL, run->metrics,
+				 exit_code, wall, run->purpose};
+
+	store_int_text(job, run->job_id);
+	store_int_text(task, run->task_id);
+	store_int_text(index, run->commit_index);
+	store_int_text(worker, run->worker_id);
+	store_int_text(exit_code, run->exit_code);
+	if (run->has_kpi) {
+		snprintf(kpi, sizeof(kpi), "%.17g", run->kpi);
+		params[4] = kpi;
+	}
+	snprintf(wall, sizeof(wall), "%.6f", run->wall_s);
+	return run_command(conn,
+			   "INSERT INTO runs (job_id, task_id, commit_idx,"
+			   " worker_id, kpi, metrics, exit_code, wall_s,"
+			   " purpose) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,"
+			   " $9)",
+			   9, params);
+}
+
+int store_tasks_build_failed(PGconn *conn, long long job_id, long long index,
+			     const char *log)
+{
+	char job[STORE_INT_TEXT], idx[STORE_INT_TEXT];
+	const char *params[3] = {job, idx, log};
+
+	store_int_text(job, job_id);
+	store_int_text(idx, index);
+	return run_command(conn,
+			   "UPDATE job_commits SET build_failed = true,"
+			   " build_log = right($3, 65536),"
+			   " outcome = 'build_failed'"
+			   " WHERE job_id = $1 AND idx = $2",
+			   3, params);
+}
+
+int store_tasks_finish(PGconn *conn, long long task_id, long long builds)
+{
+	char id[STORE_INT_TEXT], builds_text[STORE_INT_TEXT];
+	const char *params[2] = {id, NULL};
+
+	store_int_text(id, task_id);
+	if (builds >= 0) {
+		store_int_text(builds_text, builds);
+		params[1] = builds_text;
+	}
+	return run_command(
+	    conn,
+	    "UPDATE tasks SET state = 'done', finished_at = now(),"
+	    " builds = $2 WHERE id = $1",
+	    2, params);
+}
+
+int store_tasks_insert(PGconn *conn, long long job_id,
+		       const struct store_plan *plan)
+{
+	char job[STORE_INT_TEXT], first[STORE_INT_TEXT],
+	    total_text[STORE_INT_TEXT];
+	const char *params[5] = {job, first, total_text, NULL, NULL};
+	json_t *list = json_array();
+	long long total = 0;
+	char *plan_text;
+	PGresult *r;
+	size_t i;
+
+	if (list == NULL || plan->count == 0) {
+		json_decref(list);
+		return -1;
+	}
+	for (i = 0; i < plan->count; i++) {
+		const struct store_plan_entry *e = &plan->entries[i];
+
+		json_array_append_new(list,
+				      json_pack("{s:I,s:I,s:s}", "idx",
+						(json_int_t)e->index, "runs",
+						(json_int_t)e->runs, "purpose",
+						e->purpose));
+		total += e->runs;
+	}
+	plan_text = json_dumps(list, JSON_COMPACT);
+	json_decref(list);
+	if (plan_text == NULL)
+		return -1;
+	store_int_text(job, job_id);
+	store_int_text(first, plan->entries[0].index);
+	store_int_text(total_text, total);
+	params[3] = plan_text;
+	params[4] = plan->interleave ? "true" : "false";
+	r = db_exec(conn,
+		    "INSERT INTO tasks (job_id, commit_idx, runs_wanted, plan,"
+		    " interleave) VALUES ($1, $2, $3, $4, $5)",
+		    5, params);
+	free(plan_text);
+	if (r == NULL)
+		return -1;
+	PQclear(r);
+	return 0;
+}
+
+int store_tasks_open_count(long long *out, PGconn *conn, long long job_id)
+{
+	char job[STORE_INT_TEXT];
+	const char *params[1] = {job};
+	PGresult *r;
+
+	store_int_text(job, job_id);
+	r = db_exec(conn,
+		    "SELECT count(*) FROM tasks WHERE job_id = $1"
+		    " AND state IN ('queued', 'running')",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	*out = db_int(r, 0, 0);
+	PQclear(r);
+	return 0;
+}
+
+int store_runs_kpis(struct store_run_kpi **out, size_t *count, PGconn *conn,
+		    long long job_id)
+{
+	char job[STORE_INT_TEXT];
+	const char *params[1] = {job};
+	PGresult *r;
+	size_t i, n;
+
+	*out = NULL;
+	*count = 0;
+	store_int_text(job, job_id);
+	r = db_exec(conn,
+		    "SELECT commit_idx, kpi, purpose = 'confirm' FROM runs"
+		    " WHERE job_id = $1 ORDER BY id",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	n = (size_t)PQntuples(r);
+	*out = calloc(n != 0 ? n : 1, sizeof(**out));
+	if (*out == NULL) {
+		PQclear(r);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		(*out)[i].commit_index = db_int(r, (int)i, 0);
+		(*out)[i].has_kpi = !db_is_null(r, (int)i, 1);
+		(*out)[i].kpi =
+		    (*out)[i].has_kpi ? db_double(r, (int)i, 1) : 0;
+		(*out)[i].confirm = db_bool(r, (int)i, 2);
+	}
+	*count = n;
+	PQclear(r);
+	return 0;
+}

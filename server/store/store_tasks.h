@@ -1,0 +1,152 @@
+/*
+ * The store of the worker protocol: workers, tasks with their leases and
+ * plans, and the runs workers upload.  The only SQL on those tables.
+ * Every function runs on the caller's connection (inside the caller's
+ * transaction when it has one), takes typed parameters and returns
+ * STORE_OK (0), STORE_NOT_FOUND where it says, or STORE_FAILED after
+ * logging a database error (store.h).
+ */
+#ifndef STATBISECT_STORE_TASKS_H
+#define STATBISECT_STORE_TASKS_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "store.h"
+
+/* One commit a task runs: its index in the job, how many runs, and why
+ * ("search" or "confirm"). */
+struct store_plan_entry {
+	long long index;
+	char sha[41]; /* filled by loads, not read by store_tasks_insert */
+	long long runs;
+	char purpose[8];
+};
+
+/* The commits a task runs, in the order to run them. */
+struct store_plan {
+	struct store_plan_entry *entries;
+	size_t count;
+	bool interleave; /* run the commits alternately (A B A B ...) */
+};
+
+void store_plan_clear(struct store_plan *plan);
+
+/*
+ * Registers worker (`name`, `group`) for token `token_id` (0: the
+ * bootstrap admin token, stored as no token), or updates the row of that
+ * name and group; `machine` may be NULL.  The worker's id into *out_id.
+ */
+int store_workers_register(long long *out_id, PGconn *conn, const char *name,
+			   const char *group, const char *machine,
+			   long long token_id);
+
+/*
+ * Marks worker `worker_id` seen now and puts the token it registered with
+ * into *out_token_id (0 when none).  STORE_NOT_FOUND when there is no
+ * such worker.
+ */
+int store_workers_touch(long long *out_token_id, PGconn *conn,
+			long long worker_id);
+
+/* A task handed to a worker, with what it needs to run it. */
+struct store_claim {
+	long long task_id, lease, job_id;
+	char *repo_name, *repo_url;
+	char *testcase_name, *build, *run, *kpi;
+	char *monitors, *params; /* JSON text */
+	long long timeout_s;
+	struct store_plan plan;
+};
+
+void store_claim_clear(struct store_claim *claim);
+
+/*
+ * Claims for worker `worker_id` the oldest open task of its group whose
+ * lease is free or lapsed (a task another claim holds locked is skipped),
+ * under a new lease of `lease_seconds`, and marks its job running.  Run
+ * inside a transaction.  Returns 0 with *out filled (free with
+ * store_claim_clear), STORE_NOT_FOUND when there is nothing to do.
+ */
+int store_tasks_claim(struct store_claim *out, PGconn *conn,
+		      long long worker_id, unsigned lease_seconds);
+
+/* A task's lease as store_tasks_lock reads it. */
+struct store_task_lease {
+	char state[16];	    /* the task's state */
+	char job_state[16]; /* its job's */
+	long long lease, job_id, commit_index, worker_id;
+	bool live; /* the lease has not expired */
+};
+
+/*
+ * Locks task `task_id` (FOR UPDATE) and reads its lease into *out.
+ * STORE_NOT_FOUND when there is no such task.
+ */
+int store_tasks_lock(struct store_task_lease *out, PGconn *conn,
+		     long long task_id);
+
+/* Extends task `task_id`'s lease to `lease_seconds` from now. */
+int store_tasks_extend(PGconn *conn, long long task_id,
+		       unsigned lease_seconds);
+
+/*
+ * The plan of task `task_id` into *out (free with store_plan_clear).
+ * STORE_NOT_FOUND when the task does not exist or runs no commit.
+ */
+int store_tasks_plan(struct store_plan *out, PGconn *conn, long long task_id);
+
+/*
+ * Locks job `job_id` (FOR UPDATE) and puts its testcase's KPI name into
+ * *out (malloc'd).  STORE_NOT_FOUND when there is no such job.
+ */
+int store_tasks_lock_job(char **out, PGconn *conn, long long job_id);
+
+/* One uploaded run. */
+struct store_run {
+	long long job_id, task_id, commit_index, worker_id;
+	bool has_kpi; /* false: the run failed or did not print the KPI */
+	double kpi;
+	const char *metrics; /* JSON object text */
+	long long exit_code;
+	double wall_s;
+	const char *purpose; /* "search" or "confirm" */
+};
+
+int store_runs_insert(PGconn *conn, const struct store_run *run);
+
+/* Marks commit `index` of job `job_id` as failing to build, with the end
+ * of its build log. */
+int store_tasks_build_failed(PGconn *conn, long long job_id, long long index,
+			     const char *log);
+
+/* Marks task `task_id` done; `builds` < 0 when the worker did not say. */
+int store_tasks_finish(PGconn *conn, long long task_id, long long builds);
+
+/*
+ * Queues one task of job `job_id` that runs the commits of `plan` (index,
+ * runs and purpose of each entry; at least one).
+ */
+int store_tasks_insert(PGconn *conn, long long job_id,
+		       const struct store_plan *plan);
+
+/* How many tasks of job `job_id` are queued or running, into *out. */
+int store_tasks_open_count(long long *out, PGconn *conn, long long job_id);
+
+/* The KPI of one run, as the engine reads it. */
+struct store_run_kpi {
+	long long commit_index;
+	bool has_kpi;
+	double kpi;
+	bool confirm; /* a confirmation run, not a search run */
+};
+
+/*
+ * Every run of job `job_id` in upload order into *out (malloc'd, free())
+ * and their number into *count.
+ */
+int store_runs_kpis(struct store_run_kpi **out, size_t *count, PGconn *conn,
+		    long long job_id);
+
+#endif

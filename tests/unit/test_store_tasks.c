@@ -1,0 +1,302 @@
+/*
+ * The store of the worker protocol and the outbox (server/store/) against
+ * a real PostgreSQL: a private cluster started with scripts/pg-local, the
+ * migrations of sql/ applied, rows made by the tests.
+ */
+/* cmocka needs these first, in this order. */
+/* clang-format off */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+/* clang-format on */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../server/db.h"
+#include "../../server/store/store_outbox.h"
+#include "../../server/store/store_tasks.h"
+#include "testdb.h"
+
+static long long token_a, token_b;
+
+/* Runs `sql` with `n` parameters and returns the first column of the
+ * first row as a number (0 when there is none). */
+static long long sql_int(const char *sql, int n, const char *const *params)
+{
+	PGresult *r = db_exec(db_conn(), sql, n, params);
+	long long value;
+
+	assert_non_null(r);
+	value = PQntuples(r) > 0 && !db_is_null(r, 0, 0) ? db_int(r, 0, 0) : 0;
+	PQclear(r);
+	return value;
+}
+
+/* The shared cluster (testdb.h) with two worker tokens, a repository and
+ * a testcase. */
+static int fixture_setup(void **state)
+{
+	if (testdb_setup(state) < 0)
+		return -1;
+	token_a = sql_int("INSERT INTO tokens (name, role, token_hash)"
+			  " VALUES ('a', 'worker', 'hash-a') RETURNING id",
+			  0, NULL);
+	token_b = sql_int("INSERT INTO tokens (name, role, token_hash)"
+			  " VALUES ('b', 'worker', 'hash-b') RETURNING id",
+			  0, NULL);
+	testdb_exec(
+	    "INSERT INTO repos (name, url) VALUES ('proj', '/srv/proj')");
+	testdb_exec("INSERT INTO testcases (name, build, run, kpi,"
+		    " higher_is_better, params) VALUES ('tc', 'make',"
+		    " './bench', 'score', true, '{\"n\": 1}')");
+	return 0;
+}
+
+/* A job of group `group` with three commits c0 <- c1 <- c2. */
+static long long make_job(const char *group)
+{
+	const char *params[1] = {group};
+	char job_text[24];
+	const char *job_params[1] = {job_text};
+	long long job;
+
+	job = sql_int("INSERT INTO jobs (repo_id, testcase_id, good_rev,"
+		      " bad_rev, good_sha, bad_sha, group_name)"
+		      " SELECT r.id, t.id, 'c0', 'c2', 'c0', 'c2', $1"
+		      " FROM repos r, testcases t RETURNING id",
+		      1, params);
+	snprintf(job_text, sizeof(job_text), "%lld", job);
+	sql_int("INSERT INTO job_commits (job_id, idx, sha, subject,"
+		" author_name, author_email, parents)"
+		" SELECT $1, i, 'c' || i, 's' || i, 'Ada', 'ada@example.org',"
+		" CASE WHEN i = 0 THEN '{}'::int[] ELSE ARRAY[i - 1] END"
+		" FROM generate_series(0, 2) i",
+		1, job_params);
+	return job;
+}
+
+static void queue_two_commit_task(long long job)
+{
+	struct store_plan_entry entries[2] = {
+	    {.index = 2, .runs = 3, .purpose = "search"},
+	    {.index = 0, .runs = 4, .purpose = "confirm"},
+	};
+	struct store_plan plan = {entries, 2, true};
+
+	assert_int_equal(store_tasks_insert(db_conn(), job, &plan), 0);
+}
+
+static void test_store_tasks__register_again_keeps_the_worker(void **state)
+{
+	long long first, again, token = -1;
+
+	(void)state;
+	assert_int_equal(store_workers_register(&first, db_conn(), "box",
+						"reg", "4 threads", token_a),
+			 0);
+	assert_int_equal(store_workers_register(&again, db_conn(), "box",
+						"reg", NULL, token_b),
+			 0);
+	assert_int_equal(again, first);
+	assert_int_equal(store_workers_touch(&token, db_conn(), first), 0);
+	assert_int_equal(token, token_b);
+	assert_int_equal(store_workers_touch(&token, db_conn(), first + 1000),
+			 STORE_NOT_FOUND);
+}
+
+static void test_store_tasks__claim_hands_out_the_plan_once(void **state)
+{
+	struct store_claim claim;
+	long long worker, job = make_job("claim"), open = -1;
+	char job_text[24];
+	const char *params[1] = {job_text};
+	PGresult *r;
+
+	(void)state;
+	snprintf(job_text, sizeof(job_text), "%lld", job);
+	assert_int_equal(store_workers_register(&worker, db_conn(), "box",
+						"claim", NULL, token_a),
+			 0);
+	assert_int_equal(store_tasks_claim(&claim, db_conn(), worker, 60),
+			 STORE_NOT_FOUND);
+	queue_two_commit_task(job);
+	assert_int_equal(store_tasks_open_count(&open, db_conn(), job), 0);
+	assert_int_equal(open, 1);
+	assert_int_equal(db_begin(db_conn()), 0);
+	assert_int_equal(store_tasks_claim(&claim, db_conn(), worker, 60), 0);
+	assert_int_equal(db_commit(db_conn()), 0);
+	assert_int_equal(claim.job_id, job);
+	assert_string_equal(claim.repo_name, "proj");
+	assert_string_equal(claim.repo_url, "/srv/proj");
+	assert_string_equal(claim.testcase_name, "tc");
+	assert_string_equal(claim.kpi, "score");
+	assert_string_equal(claim.params, "{\"n\": 1}");
+	assert_int_equal(claim.timeout_s, 600);
+	assert_int_equal(claim.plan.count, 2);
+	assert_true(claim.plan.interleave);
+	assert_string_equal(claim.plan.entries[0].sha, "c2");
+	assert_int_equal(claim.plan.entries[0].runs, 3);
+	assert_string_equal(claim.plan.entries[0].purpose, "search");
+	assert_string_equal(claim.plan.entries[1].sha, "c0");
+	assert_string_equal(claim.plan.entries[1].purpose, "confirm");
+	r = db_exec(db_conn(), "SELECT state FROM jobs WHERE id = $1", 1,
+		    params);
+	assert_non_null(r);
+	assert_string_equal(db_text(r, 0, 0), "running");
+	PQclear(r);
+	/* A live lease is not handed out again. */
+	{
+		struct store_claim second;
+
+		assert_int_equal(
+		    store_tasks_claim(&second, db_conn(), worker, 60),
+		    STORE_NOT_FOUND);
+	}
+	store_claim_clear(&claim);
+}
+
+static void test_store_tasks__lease_lock_extend_and_finish(void **state)
+{
+	struct store_task_lease held;
+	struct store_claim claim;
+	long long worker, job = make_job("lease"), open = -1;
+
+	(void)state;
+	assert_int_equal(store_workers_register(&worker, db_conn(), "box",
+						"lease", NULL, token_a),
+			 0);
+	queue_two_commit_task(job);
+	assert_int_equal(store_tasks_claim(&claim, db_conn(), worker, 60), 0);
+	assert_int_equal(store_tasks_lock(&held, db_conn(), claim.task_id), 0);
+	assert_string_equal(held.state, "running");
+	assert_string_equal(held.job_state, "running");
+	assert_int_equal(held.lease, claim.lease);
+	assert_int_equal(held.job_id, job);
+	assert_int_equal(held.worker_id, worker);
+	assert_true(held.live);
+	assert_int_equal(store_tasks_extend(db_conn(), claim.task_id, 120), 0);
+	assert_int_equal(store_tasks_finish(db_conn(), claim.task_id, 2), 0);
+	assert_int_equal(store_tasks_lock(&held, db_conn(), claim.task_id), 0);
+	assert_string_equal(held.state, "done");
+	assert_int_equal(store_tasks_open_count(&open, db_conn(), job), 0);
+	assert_int_equal(open, 0);
+	assert_int_equal(
+	    store_tasks_lock(&held, db_conn(), claim.task_id + 1000),
+	    STORE_NOT_FOUND);
+	store_claim_clear(&claim);
+}
+
+static void test_store_tasks__runs_come_back_in_upload_order(void **state)
+{
+	struct store_claim claim;
+	struct store_run_kpi *kpis;
+	long long worker, job = make_job("runs");
+	size_t count;
+	char *kpi = NULL;
+
+	(void)state;
+	assert_int_equal(store_workers_register(&worker, db_conn(), "box",
+						"runs", NULL, token_a),
+			 0);
+	queue_two_commit_task(job);
+	assert_int_equal(store_tasks_claim(&claim, db_conn(), worker, 60), 0);
+	assert_int_equal(store_tasks_lock_job(&kpi, db_conn(), job), 0);
+	assert_string_equal(kpi, "score");
+	free(kpi);
+	{
+		struct store_run run = {
+		    .job_id = job,
+		    .task_id = claim.task_id,
+		    .commit_index = 2,
+		    .worker_id = worker,
+		    .has_kpi = true,
+		    .kpi = 0.1,
+		    .metrics = "{\"score\": 0.1}",
+		    .exit_code = 0,
+		    .wall_s = 1.5,
+		    .purpose = "search",
+		};
+
+		assert_int_equal(store_runs_insert(db_conn(), &run), 0);
+		run.commit_index = 0;
+		run.has_kpi = false;
+		run.exit_code = 3;
+		run.purpose = "confirm";
+		assert_int_equal(store_runs_insert(db_conn(), &run), 0);
+	}
+	assert_int_equal(store_runs_kpis(&kpis, &count, db_conn(), job), 0);
+	assert_int_equal(count, 2);
+	assert_int_equal(kpis[0].commit_index, 2);
+	assert_true(kpis[0].has_kpi);
+	assert_true(kpis[0].kpi == 0.1); /* %.17g keeps every bit */
+	assert_false(kpis[0].confirm);
+	assert_int_equal(kpis[1].commit_index, 0);
+	assert_false(kpis[1].has_kpi);
+	assert_true(kpis[1].confirm);
+	free(kpis);
+	assert_int_equal(store_tasks_build_failed(db_conn(), job, 1, "boom"),
+			 0);
+	store_claim_clear(&claim);
+}
+
+static void test_store_outbox__next_skips_what_waits_or_was_sent(void **state)
+{
+	const char *to[2] = {"a@example.org", "b@example.org"};
+	struct store_outbox_item item;
+	long long job = make_job("outbox");
+
+	(void)state;
+	assert_int_equal(
+	    store_outbox_insert(db_conn(), job, to, 2, "subject", "message"),
+	    0);
+	assert_int_equal(db_begin(db_conn()), 0);
+	assert_int_equal(store_outbox_next(&item, db_conn()), 0);
+	assert_string_equal(item.recipients,
+			    "[\"a@example.org\", \"b@example.org\"]");
+	assert_string_equal(item.message, "message");
+	assert_int_equal(item.attempts, 0);
+	assert_int_equal(
+	    store_outbox_failed(db_conn(), item.id, "refused", 600, 172800),
+	    0);
+	assert_int_equal(db_commit(db_conn()), 0);
+	{
+		struct store_outbox_item again;
+		char id[24];
+		const char *params[1] = {id};
+
+		/* The next attempt waits 5 s. */
+		assert_int_equal(store_outbox_next(&again, db_conn()),
+				 STORE_NOT_FOUND);
+		snprintf(id, sizeof(id), "%lld", item.id);
+		assert_int_equal(
+		    sql_int("SELECT attempts FROM outbox WHERE id = $1", 1,
+			    params),
+		    1);
+		assert_int_equal(store_outbox_sent(db_conn(), item.id), 0);
+		assert_int_equal(
+		    sql_int("SELECT count(*) FROM outbox WHERE id = $1"
+			    " AND sent_at IS NOT NULL AND last_error IS NULL",
+			    1, params),
+		    1);
+	}
+	store_outbox_item_clear(&item);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(
+		test_store_tasks__register_again_keeps_the_worker),
+	    cmocka_unit_test(test_store_tasks__claim_hands_out_the_plan_once),
+	    cmocka_unit_test(test_store_tasks__lease_lock_extend_and_finish),
+	    cmocka_unit_test(test_store_tasks__runs_come_back_in_upload_order),
+	    cmocka_unit_test(
+		test_store_outbox__next_skips_what_waits_or_was_sent),
+	};
+
+	return cmocka_run_group_tests(tests, fixture_setup, testdb_teardown);
+}
