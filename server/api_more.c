@@ -28,23 +28,25 @@ static void api_more_workers_list(struct http_response *res,
 	int row;
 
 	(void)req;
-	r = db_exec(db_conn(),
-		    "SELECT w.id, w.name, w.grp, w.machine,"
-		    " to_char(w.registered_at AT TIME ZONE 'UTC',"
-		    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-		    " to_char(w.last_seen_at AT TIME ZONE 'UTC',"
-		    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-		    " t.id, t.job_id, t.commit_idx, c.sha,"
-		    " to_char(t.lease_expires_at AT TIME ZONE 'UTC',"
-		    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-		    " FROM workers w LEFT JOIN LATERAL"
-		    " (SELECT id, job_id, commit_idx, lease_expires_at"
-		    " FROM tasks WHERE worker_id = w.id AND state = 'running'"
-		    " AND lease_expires_at > now() ORDER BY id DESC LIMIT 1) t"
-		    " ON true LEFT JOIN job_commits c"
-		    " ON c.job_id = t.job_id AND c.idx = t.commit_idx"
-		    " ORDER BY w.grp, w.name",
-		    0, NULL);
+	r = db_exec(
+	    db_conn(),
+	    "SELECT w.id, w.name, w.grp, w.machine,"
+	    " to_char(w.registered_at AT TIME ZONE 'UTC',"
+	    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+	    " to_char(w.last_seen_at AT TIME ZONE 'UTC',"
+	    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+	    " t.id, t.job_id, t.commit_idx, c.sha,"
+	    " to_char(t.lease_expires_at AT TIME ZONE 'UTC',"
+	    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+	    " FROM workers w LEFT JOIN LATERAL"
+	    " (SELECT id, job_id, (plan->0->>'idx')::int AS commit_idx,"
+	    " lease_expires_at"
+	    " FROM tasks WHERE worker_id = w.id AND state = 'running'"
+	    " AND lease_expires_at > now() ORDER BY id DESC LIMIT 1) t"
+	    " ON true LEFT JOIN job_commits c"
+	    " ON c.job_id = t.job_id AND c.idx = t.commit_idx"
+	    " ORDER BY w.grp, w.name",
+	    0, NULL);
 	if (r == NULL) {
 		http_db_failed(res);
 		return;

@@ -74,7 +74,6 @@ static int load_commits(struct sched_job *job, PGconn *conn,
 	const char *params[1] = {id_text};
 	PGresult *r;
 	size_t i, used = 0;
-	bool legacy;
 
 	r = db_exec(conn,
 		    "SELECT idx, sha, subject, author_name, author_email,"
@@ -105,8 +104,6 @@ static int load_commits(struct sched_job *job, PGconn *conn,
 		PQclear(r);
 		return -1;
 	}
-	legacy = db_text(r, (int)job->count - 1, 6) == NULL ||
-		 db_text(r, (int)job->count - 1, 6)[0] == '\0';
 	for (i = 0; i < job->count; i++) {
 		struct sched_commit *c = &job->commits[i];
 
@@ -116,18 +113,13 @@ static int load_commits(struct sched_job *job, PGconn *conn,
 		c->author_name = strdup(db_text(r, (int)i, 3));
 		c->author_email = strdup(db_text(r, (int)i, 4));
 		c->build_failed = db_bool(r, (int)i, 5);
-		/* Parents inside the range, as stored at submission.  A job
-		 * from before they were stored lists none, not even for `bad`
-		 * (whose parents always include a commit of the range): its
-		 * range was the first-parent chain, i's parent is i - 1. */
+		/* Parents inside the range, as stored at submission (jobs
+		 * from before that got theirs in sql/009_no_compat.sql). */
 		{
 			const char *list = db_text(r, (int)i, 6);
 
 			job->input[i].parents = &job->parents[used];
-			if (legacy) {
-				if (i > 0)
-					job->parents[used++] = i - 1;
-			} else if (list != NULL) {
+			if (list != NULL) {
 				while (*list != '\0') {
 					char *end;
 					unsigned long p =

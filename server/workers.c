@@ -296,9 +296,7 @@ static int check_run(struct store_run *out, struct http_response *res,
 		     size_t *stored)
 {
 	json_t *index = json_object_get(run, "commit_index");
-	json_t *entry = index == NULL
-			    ? json_array_get(up->plan, 0)
-			    : plan_entry(up->plan, json_integer_value(index));
+	json_t *entry = plan_entry(up->plan, json_integer_value(index));
 	json_t *metrics = json_object_get(run, "metrics");
 	json_t *exit_code = json_object_get(run, "exit_code");
 	json_t *wall = json_object_get(run, "wall_s");
@@ -313,11 +311,11 @@ static int check_run(struct store_run *out, struct http_response *res,
 	    json_integer_value(exit_code) < INT_MIN ||
 	    json_integer_value(exit_code) > INT_MAX ||
 	    (wall != NULL && !json_is_number(wall)) ||
-	    (index != NULL && !json_is_integer(index))) {
+	    !json_is_integer(index)) {
 		http_error(res, 400, "invalid_run",
 			   "run %zu needs 'metrics' (object), "
-			   "'exit_code' (a 32-bit integer), 'wall_s' "
-			   "(number) and optionally 'commit_index' (integer)",
+			   "'exit_code' (a 32-bit integer), 'commit_index' "
+			   "(integer) and optionally 'wall_s' (number)",
 			   i);
 		return -1;
 	}
@@ -367,7 +365,7 @@ static int check_run(struct store_run *out, struct http_response *res,
 /*
  * Stores the runs of one upload; 400 for a malformed run, a commit the task
  * does not hold, or more runs of a commit than the task asked for.  A run
- * names its commit with "commit_index"; without it, the task's first.
+ * names its commit with "commit_index".
  */
 static int store_runs(struct http_response *res, PGconn *conn,
 		      const struct upload *up, json_t *runs)
@@ -406,7 +404,7 @@ fail:
 }
 
 /* Marks the commits whose build failed: "build_failures": [{"commit_index",
- * "log"}], or the older "build_failed" / "build_log" for the first. */
+ * "log"}]. */
 static int store_build_failures(struct http_response *res, PGconn *conn,
 				long long job_id, json_t *plan, json_t *body)
 {
@@ -414,16 +412,6 @@ static int store_build_failures(struct http_response *res, PGconn *conn,
 	size_t i;
 	json_t *f;
 
-	if (failures == NULL &&
-	    json_is_true(json_object_get(body, "build_failed")))
-		failures = json_pack(
-		    "[{s:O,s:O}]", "commit_index",
-		    json_object_get(json_array_get(plan, 0), "index"), "log",
-		    json_object_get(body, "build_log") != NULL
-			? json_object_get(body, "build_log")
-			: json_string(""));
-	else
-		json_incref(failures);
 	if (failures != NULL && !json_is_array(failures))
 		goto bad;
 	json_array_foreach(failures, i, f)
@@ -438,17 +426,14 @@ static int store_build_failures(struct http_response *res, PGconn *conn,
 		if (store_tasks_build_failed(
 			conn, job_id, json_integer_value(index),
 			log != NULL ? json_string_value(log) : "") < 0) {
-			json_decref(failures);
 			http_db_failed(res);
 			return -1;
 		}
 		log_info("job %lld: commit %lld does not build; skipped",
 			 job_id, (long long)json_integer_value(index));
 	}
-	json_decref(failures);
 	return 0;
 bad:
-	json_decref(failures);
 	http_error(res, 400, "invalid_field",
 		   "'build_failures' must list {commit_index, log} of commits "
 		   "the task runs");
@@ -512,8 +497,7 @@ out:
 
 void workers_result(struct http_response *res, struct http_request *req)
 {
-	json_t *body = http_json_body(res, req), *lease, *runs, *build_failed;
-	json_t *build_log, *builds;
+	json_t *body = http_json_body(res, req), *lease, *runs, *builds;
 	struct upload up = {.task_text = req->params[0]};
 	struct store_task_lease held;
 	PGconn *conn = db_conn();
@@ -522,20 +506,25 @@ void workers_result(struct http_response *res, struct http_request *req)
 		return;
 	lease = json_object_get(body, "lease");
 	runs = json_object_get(body, "runs");
-	build_failed = json_object_get(body, "build_failed");
-	build_log = json_object_get(body, "build_log");
-	/* How many builds the task cost; an older worker does not say. */
+	/* How many builds the task cost; a worker may not say. */
 	builds = json_object_get(body, "builds");
 	if (id_parse(&up.task_id, req->params[0]) < 0 ||
 	    !json_is_integer(lease) || !json_is_array(runs) ||
-	    (build_failed != NULL && !json_is_boolean(build_failed)) ||
-	    (build_log != NULL && !json_is_string(build_log)) ||
 	    (builds != NULL &&
 	     (!json_is_integer(builds) || json_integer_value(builds) < 0))) {
 		http_error(res, 400, "invalid_field",
 			   "an integer 'lease', a 'runs' list, and optional "
-			   "'build_failed' (boolean), 'build_log' (string) "
-			   "and 'builds' (integer >= 0) are needed");
+			   "'build_failures' (list), 'outcomes' (list) and "
+			   "'builds' (integer >= 0) are needed");
+		goto out;
+	}
+	/* The shape of workers that ran one commit a task. */
+	if (json_object_get(body, "build_failed") != NULL ||
+	    json_object_get(body, "build_log") != NULL) {
+		http_error(res, 400, "invalid_field",
+			   "'build_failed' and 'build_log' are no longer "
+			   "taken: list each commit that does not build in "
+			   "'build_failures' as {commit_index, log}");
 		goto out;
 	}
 	if (conn == NULL || db_begin(conn) < 0) {

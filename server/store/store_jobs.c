@@ -571,24 +571,23 @@ int store_jobs_path(struct store_job_path *out, PGconn *conn, long long job_id)
 	memset(out, 0, sizeof(*out));
 	/* The end of the log that explains a commit that gave no value:
 	 * its build's when it did not build, else its run's. */
-	r = job_query(conn,
-		      "SELECT c.idx, c.sha, c.subject, c.author_name,"
-		      " (SELECT right(CASE WHEN x.build_failed"
-		      " OR x.outcome = 'build_failed' THEN x.build_log"
-		      " WHEN x.outcome IN ('crashed', 'timed_out', 'no_kpi')"
-		      " THEN x.run_output END, 2048) FROM job_commits x"
-		      " WHERE x.job_id = t.job_id AND x.idx = c.idx)"
-		      " FROM tasks t CROSS JOIN LATERAL jsonb_array_elements("
-		      "CASE WHEN jsonb_array_length(t.plan) > 0 THEN t.plan"
-		      " ELSE jsonb_build_array(jsonb_build_object('idx',"
-		      " t.commit_idx)) END) WITH ORDINALITY AS p(e, ord)"
-		      " JOIN job_commits c ON c.job_id = t.job_id"
-		      " AND c.idx = (p.e->>'idx')::int"
-		      " WHERE t.job_id = $1"
-		      " GROUP BY t.job_id, c.idx, c.sha, c.subject,"
-		      " c.author_name"
-		      " ORDER BY min(t.id * 64 + p.ord)",
-		      job_id);
+	r = job_query(
+	    conn,
+	    "SELECT c.idx, c.sha, c.subject, c.author_name,"
+	    " (SELECT right(CASE WHEN x.build_failed"
+	    " OR x.outcome = 'build_failed' THEN x.build_log"
+	    " WHEN x.outcome IN ('crashed', 'timed_out', 'no_kpi')"
+	    " THEN x.run_output END, 2048) FROM job_commits x"
+	    " WHERE x.job_id = t.job_id AND x.idx = c.idx)"
+	    " FROM tasks t CROSS JOIN LATERAL"
+	    " jsonb_array_elements(t.plan) WITH ORDINALITY AS p(e, ord)"
+	    " JOIN job_commits c ON c.job_id = t.job_id"
+	    " AND c.idx = (p.e->>'idx')::int"
+	    " WHERE t.job_id = $1"
+	    " GROUP BY t.job_id, c.idx, c.sha, c.subject,"
+	    " c.author_name"
+	    " ORDER BY min(t.id * 64 + p.ord)",
+	    job_id);
 	if (r == NULL)
 		return STORE_FAILED;
 	out->result = r;

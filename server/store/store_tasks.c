@@ -100,10 +100,7 @@ int store_tasks_plan(struct store_plan *out, PGconn *conn, long long task_id)
 	    "SELECT (p.e->>'idx')::int, c.sha, (p.e->>'runs')::int,"
 	    " p.e->>'purpose', t.interleave"
 	    " FROM tasks t CROSS JOIN LATERAL"
-	    " jsonb_array_elements(CASE WHEN jsonb_array_length(t.plan)"
-	    " > 0 THEN t.plan ELSE jsonb_build_array(jsonb_build_object("
-	    "'idx', t.commit_idx, 'runs', t.runs_wanted, 'purpose',"
-	    " 'search')) END) WITH ORDINALITY AS p(e, ord)"
+	    " jsonb_array_elements(t.plan) WITH ORDINALITY AS p(e, ord)"
 	    " JOIN job_commits c ON c.job_id = t.job_id"
 	    " AND c.idx = (p.e->>'idx')::int"
 	    " WHERE t.id = $1 ORDER BY p.ord",
@@ -253,7 +250,7 @@ int store_tasks_lock(struct store_task_lease *out, PGconn *conn,
 	store_int_text(id, task_id);
 	r = db_exec(conn,
 		    "SELECT t.state, t.lease, t.lease_expires_at > now(),"
-		    " t.job_id, t.commit_idx, t.worker_id, j.state"
+		    " t.job_id, t.worker_id, j.state"
 		    " FROM tasks t JOIN jobs j ON j.id = t.job_id"
 		    " WHERE t.id = $1 FOR UPDATE OF t",
 		    1, params);
@@ -267,10 +264,9 @@ int store_tasks_lock(struct store_task_lease *out, PGconn *conn,
 	out->lease = db_int(r, 0, 1);
 	out->live = db_bool(r, 0, 2);
 	out->job_id = db_int(r, 0, 3);
-	out->commit_index = db_int(r, 0, 4);
-	out->worker_id = db_int(r, 0, 5);
+	out->worker_id = db_int(r, 0, 4);
 	snprintf(out->job_state, sizeof(out->job_state), "%s",
-		 db_text(r, 0, 6));
+		 db_text(r, 0, 5));
 	PQclear(r);
 	return 0;
 }
@@ -374,14 +370,12 @@ int store_tasks_finish(PGconn *conn, long long task_id, long long builds)
 int store_tasks_insert(PGconn *conn, long long job_id,
 		       const struct store_plan *plan)
 {
-	char job[STORE_INT_TEXT], first[STORE_INT_TEXT],
-	    total_text[STORE_INT_TEXT];
-	const char *params[5] = {job, first, total_text, NULL, NULL};
+	char job[STORE_INT_TEXT];
+	const char *params[3] = {job, NULL, NULL};
 	json_t *list = json_array();
-	long long total = 0;
 	char *plan_text;
-	PGresult *r;
 	size_t i;
+	int rc;
 
 	if (list == NULL || plan->count == 0) {
 		json_decref(list);
@@ -395,26 +389,20 @@ int store_tasks_insert(PGconn *conn, long long job_id,
 						(json_int_t)e->index, "runs",
 						(json_int_t)e->runs, "purpose",
 						e->purpose));
-		total += e->runs;
 	}
 	plan_text = json_dumps(list, JSON_COMPACT);
 	json_decref(list);
 	if (plan_text == NULL)
 		return -1;
 	store_int_text(job, job_id);
-	store_int_text(first, plan->entries[0].index);
-	store_int_text(total_text, total);
-	params[3] = plan_text;
-	params[4] = plan->interleave ? "true" : "false";
-	r = db_exec(conn,
-		    "INSERT INTO tasks (job_id, commit_idx, runs_wanted, plan,"
-		    " interleave) VALUES ($1, $2, $3, $4, $5)",
-		    5, params);
+	params[1] = plan_text;
+	params[2] = plan->interleave ? "true" : "false";
+	rc = run_command(conn,
+			 "INSERT INTO tasks (job_id, plan, interleave)"
+			 " VALUES ($1, $2, $3)",
+			 3, params);
 	free(plan_text);
-	if (r == NULL)
-		return -1;
-	PQclear(r);
-	return 0;
+	return rc;
 }
 
 int store_tasks_open_count(long long *out, PGconn *conn, long long job_id)

@@ -76,7 +76,7 @@ int store_tasks_claim(struct store_claim *out, PGconn *conn,
 struct store_task_lease {
 	char state[16];	    /* the task's state */
 	char job_state[16]; /* its job's */
-	long long lease, job_id, commit_index, worker_id;
+	long long lease, job_id, worker_id;
 	bool live; /* the lease has not expired */
 };
 

@@ -95,9 +95,10 @@ class Scene:
            "runs counted once")
         doubled = self.svc.psql(
             "select t.id from tasks t join runs r on r.task_id = t.id"
-            " where t.job_id = %d group by t.id, t.runs_wanted"
+            " where t.job_id = %d group by t.id"
             " having count(distinct r.worker_id) > 1"
-            " or count(*) > t.runs_wanted" % self.job)
+            " or count(*) > (select sum((e->>'runs')::int)"
+            " from jsonb_array_elements(t.plan) e)" % self.job)
         eq(doubled, "", "tasks with runs of two workers or too many runs")
         eq(self.svc.psql("select count(*) from outbox where job_id = %d"
                          % self.job), "1", "reports queued")

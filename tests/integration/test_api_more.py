@@ -296,7 +296,7 @@ def worker_list_shows_the_task_under_a_live_lease(env):
                    "commit": shas[0]}, "the claimed task")
         # Runs with a metric whose name needs CSV quoting.
         odd = 'odd,name"x'
-        runs = [{"exit_code": 0, "wall_s": 0.25 + i,
+        runs = [{"exit_code": 0, "wall_s": 0.25 + i, "commit_index": 0,
                  "metrics": {"bench.score": 1000.5 + i, odd: 0.1 * i + 0.05}}
                 for i in range(5)]
         w.ok("POST", "/api/v1/tasks/%d/result" % task["id"],

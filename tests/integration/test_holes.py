@@ -147,7 +147,8 @@ def an_exit_code_out_of_range_is_refused_400_not_a_500(env):
             status, reply = w.call("POST", path, {"lease": task["lease"], "runs": runs})
             eq((status, reply["error"]["code"]), (400, "invalid_run"),
                "exit code %d" % code)
-        runs = [{"exit_code": 0, "wall_s": 0.1, "metrics": {"bench.score": 1000.0}}
+        runs = [{"exit_code": 0, "wall_s": 0.1, "metrics": {"bench.score": 1000.0},
+                 "commit_index": task["commits"][0]["index"]}
                 for _ in range(task["commits"][0]["runs"])]
         w.ok("POST", path, {"lease": task["lease"], "runs": runs})
     finally:

@@ -301,12 +301,12 @@ static void test_store_jobs__the_path_follows_the_tasks(void **state)
 	(void)state;
 	target(&t, "toy", "bench");
 	id = make_job(t.repo_id, t.testcase_id);
-	/* Endpoints first (a plan of two), then the middle one alone (a
-	 * task of an older server without a plan). */
+	/* Endpoints first (a plan of two), then the middle one alone (what
+	 * sql/009 made of a task of an older server without a plan). */
 	snprintf(sql, sizeof(sql),
-		 "INSERT INTO tasks (job_id, commit_idx, runs_wanted, plan)"
-		 " VALUES (%lld, 2, 5, '[{\"idx\": 2}, {\"idx\": 0}]'),"
-		 " (%lld, 1, 5, '[]')",
+		 "INSERT INTO tasks (job_id, plan)"
+		 " VALUES (%lld, '[{\"idx\": 2}, {\"idx\": 0}]'),"
+		 " (%lld, '[{\"idx\": 1, \"runs\": 5}]')",
 		 id, id);
 	testdb_exec(sql);
 	assert_int_equal(store_jobs_path(&path, db_conn(), id), STORE_OK);

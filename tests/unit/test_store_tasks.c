@@ -286,6 +286,94 @@ static void test_store_outbox__next_skips_what_waits_or_was_sent(void **state)
 	store_outbox_item_clear(&item);
 }
 
+/* Text of the first column of the first row of `sql` ("" for none). */
+static void sql_text(char *out, size_t size, const char *sql)
+{
+	PGresult *r = db_exec(db_conn(), sql, 0, NULL);
+
+	assert_non_null(r);
+	snprintf(out, size, "%s",
+		 PQntuples(r) > 0 && !db_is_null(r, 0, 0) ? db_text(r, 0, 0)
+							  : "");
+	PQclear(r);
+}
+
+/*
+ * A database made by the migrations before 009, with a task from before
+ * plans and a job from before parents were stored, then migrated on:
+ * 009 backfills both and drops what stood in for them.
+ */
+static void
+test_store_tasks__migration_009_backfills_plans_and_parents(void **state)
+{
+	char dir[] = "/tmp/sb-sql-before-009-XXXXXX";
+	char command[4 * PATH_MAX], conninfo[sizeof(testdb.conninfo) + 32];
+	char text[256], sql[PATH_MAX + 8];
+	struct store_plan plan;
+	long long task;
+
+	(void)state;
+	testdb_exec("CREATE DATABASE before_009");
+	assert_non_null(mkdtemp(dir));
+	snprintf(command, sizeof(command),
+		 "for f in '%s'/sql/00[0-8]_*.sql; do ln -s \"$f\" '%s'/;"
+		 " done",
+		 testdb.root, dir);
+	assert_int_equal(system(command), 0);
+	db_disconnect();
+	snprintf(conninfo, sizeof(conninfo), "%s dbname=before_009",
+		 testdb.conninfo);
+	db_configure(conninfo);
+	assert_int_equal(db_migrate(db_conn(), dir), 0);
+	testdb_exec(
+	    "INSERT INTO repos (name, url) VALUES ('old', '/srv/old')");
+	testdb_exec(
+	    "INSERT INTO testcases (name, build, run, kpi,"
+	    " higher_is_better) VALUES ('old', 'make', './b', 'k', true)");
+	/* Job 1 from before parents; job 2 with its own (2's parent is 0). */
+	testdb_exec(
+	    "INSERT INTO jobs (repo_id, testcase_id, good_rev, bad_rev,"
+	    " good_sha, bad_sha) SELECT r.id, t.id, 'a', 'c', 'a', 'c'"
+	    " FROM repos r, testcases t, generate_series(1, 2)");
+	testdb_exec("INSERT INTO job_commits (job_id, idx, sha, subject,"
+		    " author_name, author_email) SELECT j, i, 'c' || i, 's',"
+		    " 'Ada', 'ada@example.org' FROM generate_series(1, 2) j,"
+		    " generate_series(0, 2) i");
+	testdb_exec("UPDATE job_commits SET parents = CASE idx WHEN 0 THEN"
+		    " '{}'::int[] WHEN 1 THEN '{0}' ELSE '{0}' END"
+		    " WHERE job_id = 2");
+	task = sql_int("INSERT INTO tasks (job_id, commit_idx, runs_wanted)"
+		       " VALUES (1, 1, 7) RETURNING id",
+		       0, NULL);
+	snprintf(sql, sizeof(sql), "%s/sql", testdb.root);
+	assert_int_equal(db_migrate(db_conn(), sql), 0);
+	sql_text(text, sizeof(text), "SELECT plan::text FROM tasks");
+	assert_string_equal(text, "[{\"idx\": 1, \"runs\": 7,"
+				  " \"purpose\": \"search\"}]");
+	assert_int_equal(store_tasks_plan(&plan, db_conn(), task), 0);
+	assert_int_equal(plan.count, 1);
+	assert_string_equal(plan.entries[0].sha, "c1");
+	assert_int_equal(plan.entries[0].runs, 7);
+	store_plan_clear(&plan);
+	sql_text(text, sizeof(text),
+		 "SELECT count(*) FROM information_schema.columns WHERE"
+		 " table_name = 'tasks' AND column_name IN ('commit_idx',"
+		 " 'runs_wanted')");
+	assert_string_equal(text, "0");
+	sql_text(text, sizeof(text),
+		 "SELECT string_agg(job_id || ':' || parents::text, ' '"
+		 " ORDER BY job_id, idx) FROM job_commits");
+	assert_string_equal(text, "1:{} 1:{0} 1:{1} 2:{} 2:{0} 2:{0}");
+	/* A task runs at least one commit now. */
+	assert_null(db_exec(
+	    db_conn(), "INSERT INTO tasks (job_id, plan) VALUES (1, '[]')", 0,
+	    NULL));
+	db_disconnect();
+	db_configure(testdb.conninfo);
+	snprintf(command, sizeof(command), "rm -rf '%s'", dir);
+	assert_int_equal(system(command), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +384,8 @@ int main(void)
 	    cmocka_unit_test(test_store_tasks__runs_come_back_in_upload_order),
 	    cmocka_unit_test(
 		test_store_outbox__next_skips_what_waits_or_was_sent),
+	    cmocka_unit_test(
+		test_store_tasks__migration_009_backfills_plans_and_parents),
 	};
 
 	return cmocka_run_group_tests(tests, fixture_setup, testdb_teardown);
