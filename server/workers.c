@@ -1,9 +1,10 @@
 /*
  * The worker protocol: register, claim a task under a lease, heartbeat,
  * upload runs.  Validation and answers here; the tasks, leases and runs
- * are in the store (store/store_tasks.h).  A task's lease, renewed at
- * every claim, tells an upload of the current claim from a late one whose
- * lease lapsed and was re-claimed.
+ * are in the store (store/store_tasks.h).  A claim binds the task to the
+ * worker's token under a new random lease: a heartbeat or upload counts
+ * only with both, so a late one (whose lease lapsed and was claimed
+ * again) and one from another worker change nothing.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "log.h"
 #include "patches.h"
 #include "scheduler.h"
+#include "secret.h"
 #include "server.h"
 #include "store/store_tasks.h"
 
@@ -138,17 +140,36 @@ static json_t *claim_json(const struct store_claim *claim)
 	    claim->plan.interleave, "commits", plan_json(&claim->plan));
 }
 
+/* A new lease: a random positive 63-bit number.  Returns 0 or -1 when
+ * the kernel gave no randomness. */
+static int new_lease(long long *out)
+{
+	char hex[2 * 8 + 1];
+	unsigned long long bits;
+
+	if (secret_hex(hex, 8) < 0)
+		return -1;
+	bits = strtoull(hex, NULL, 16) & 0x7fffffffffffffffULL;
+	*out = bits != 0 ? (long long)bits : 1;
+	return 0;
+}
+
 void workers_claim(struct http_response *res, struct http_request *req)
 {
 	PGconn *conn = db_conn();
 	struct store_claim claim;
-	long long worker_id;
+	long long worker_id, lease;
 	json_t *task;
 	int rc;
 
 	if (!http_path_id(res, req->params[0], "unknown_worker", "worker",
 			  &worker_id))
 		return;
+	if (new_lease(&lease) < 0) {
+		http_error(res, 503, "unavailable",
+			   "no randomness for a lease; try again");
+		return;
+	}
 	if (conn == NULL || db_begin(conn) < 0) {
 		http_db_failed(res);
 		return;
@@ -157,7 +178,7 @@ void workers_claim(struct http_response *res, struct http_request *req)
 		db_rollback(conn);
 		return;
 	}
-	rc = store_tasks_claim(&claim, conn, worker_id,
+	rc = store_tasks_claim(&claim, conn, worker_id, req->token_id, lease,
 			       server_config.lease_seconds);
 	if (rc != STORE_OK) {
 		db_rollback(conn);
@@ -186,12 +207,14 @@ void workers_claim(struct http_response *res, struct http_request *req)
 
 /*
  * Locks task `task_id` and checks that `lease` is its current, unexpired
- * lease.  Answers 409 (lease lost or job cancelled) or 404 and returns false
+ * lease and that token `token_id` claimed it.  Answers 409 (lease lost or
+ * job cancelled), 403 (another worker's task) or 404 and returns false
  * otherwise; the caller's transaction stays open either way.
  */
 static bool check_lease(struct http_response *res, PGconn *conn,
 			const char *task_text, long long task_id,
-			long long lease, struct store_task_lease *out)
+			long long lease, long long token_id,
+			struct store_task_lease *out)
 {
 	int rc = store_tasks_lock(out, conn, task_id);
 
@@ -210,6 +233,11 @@ static bool check_lease(struct http_response *res, PGconn *conn,
 		http_error(res, 409, "lease_lost",
 			   "the lease of task %s lapsed or belongs to a "
 			   "later claim; its runs are not counted",
+			   task_text);
+	} else if (out->token_id != token_id) {
+		http_error(res, 403, "not_your_task",
+			   "task %s was claimed with another worker's token; "
+			   "its lease is not yours to use",
 			   task_text);
 	} else {
 		return true;
@@ -238,7 +266,7 @@ void workers_heartbeat(struct http_response *res, struct http_request *req)
 		goto out;
 	}
 	if (!check_lease(res, conn, req->params[0], task_id,
-			 json_integer_value(lease), &held)) {
+			 json_integer_value(lease), req->token_id, &held)) {
 		db_rollback(conn);
 		goto out;
 	}
@@ -532,7 +560,7 @@ void workers_result(struct http_response *res, struct http_request *req)
 		goto out;
 	}
 	if (!check_lease(res, conn, req->params[0], up.task_id,
-			 json_integer_value(lease), &held)) {
+			 json_integer_value(lease), req->token_id, &held)) {
 		db_rollback(conn);
 		goto out;
 	}

@@ -119,7 +119,7 @@ static void *heartbeat_main(void *arg)
 		if (client_post(c, path, body, &status, &reply, &err) < 0) {
 			log_warn("heartbeat failed: %s", err);
 			free(err);
-		} else if (status == 409 || status == 404) {
+		} else if (status == 409 || status == 404 || status == 403) {
 			log_warn("task %lld: %s", hb->task_id,
 				 client_error_message(reply));
 			atomic_store(&hb->lease_lost, true);

@@ -195,15 +195,20 @@ static int claim_job(struct store_claim *out, PGconn *conn)
 }
 
 int store_tasks_claim(struct store_claim *out, PGconn *conn,
-		      long long worker_id, unsigned lease_seconds)
+		      long long worker_id, long long token_id, long long lease,
+		      unsigned lease_seconds)
 {
 	char worker[STORE_INT_TEXT], seconds[STORE_INT_TEXT];
-	const char *params[2] = {worker, seconds};
+	char token[STORE_INT_TEXT], lease_text[STORE_INT_TEXT];
+	const char *params[4] = {worker, seconds, NULL, lease_text};
 	PGresult *r;
 
 	memset(out, 0, sizeof(*out));
 	store_int_text(worker, worker_id);
 	store_int_text(seconds, (long long)lease_seconds);
+	if (token_id > 0)
+		params[2] = store_int_text(token, token_id);
+	store_int_text(lease_text, lease);
 	/* The oldest open task whose lease is free or lapsed; a task another
 	 * claim holds locked right now is skipped, not waited for. */
 	r = db_exec(conn,
@@ -216,11 +221,11 @@ int store_tasks_claim(struct store_claim *out, PGconn *conn,
 		    " AND j.group_name = w.grp"
 		    " ORDER BY t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
 		    " UPDATE tasks t SET state = 'running', worker_id = $1,"
-		    " lease = t.lease + 1,"
+		    " token_id = $3, lease = $4,"
 		    " lease_expires_at = now() + make_interval(secs => $2)"
 		    " FROM next WHERE t.id = next.id"
 		    " RETURNING t.id, t.lease, t.job_id",
-		    2, params);
+		    4, params);
 	if (r == NULL)
 		return -1;
 	if (PQntuples(r) == 0) {
@@ -250,7 +255,7 @@ int store_tasks_lock(struct store_task_lease *out, PGconn *conn,
 	store_int_text(id, task_id);
 	r = db_exec(conn,
 		    "SELECT t.state, t.lease, t.lease_expires_at > now(),"
-		    " t.job_id, t.worker_id, j.state"
+		    " t.job_id, t.worker_id, j.state, t.token_id"
 		    " FROM tasks t JOIN jobs j ON j.id = t.job_id"
 		    " WHERE t.id = $1 FOR UPDATE OF t",
 		    1, params);
@@ -267,6 +272,7 @@ int store_tasks_lock(struct store_task_lease *out, PGconn *conn,
 	out->worker_id = db_int(r, 0, 4);
 	snprintf(out->job_state, sizeof(out->job_state), "%s",
 		 db_text(r, 0, 5));
+	out->token_id = db_is_null(r, 0, 6) ? 0 : db_int(r, 0, 6);
 	PQclear(r);
 	return 0;
 }

@@ -63,21 +63,25 @@ struct store_claim {
 void store_claim_clear(struct store_claim *claim);
 
 /*
- * Claims for worker `worker_id` the oldest open task of its group whose
- * lease is free or lapsed (a task another claim holds locked is skipped),
- * under a new lease of `lease_seconds`, and marks its job running.  Run
- * inside a transaction.  Returns 0 with *out filled (free with
- * store_claim_clear), STORE_NOT_FOUND when there is nothing to do.
+ * Claims for worker `worker_id`, which calls with token `token_id`, the
+ * oldest open task of its group whose lease is free or lapsed (a task
+ * another claim holds locked is skipped): binds it to the worker and the
+ * token under lease `lease` (a random number the caller made) for
+ * `lease_seconds`, and marks its job running.  Run inside a transaction.
+ * Returns 0 with *out filled (free with store_claim_clear),
+ * STORE_NOT_FOUND when there is nothing to do.
  */
 int store_tasks_claim(struct store_claim *out, PGconn *conn,
-		      long long worker_id, unsigned lease_seconds);
+		      long long worker_id, long long token_id, long long lease,
+		      unsigned lease_seconds);
 
 /* A task's lease as store_tasks_lock reads it. */
 struct store_task_lease {
 	char state[16];	    /* the task's state */
 	char job_state[16]; /* its job's */
 	long long lease, job_id, worker_id;
-	bool live; /* the lease has not expired */
+	long long token_id; /* of the claim; 0 when none */
+	bool live;	    /* the lease has not expired */
 };
 
 /*

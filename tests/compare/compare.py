@@ -354,8 +354,10 @@ class Replay:
 class Normalizer:
     """Masks what legitimately differs between two runs of one recording:
     generated secrets (numbered in the order they first appear, so that
-    the same secret in two places stays the same mark), timestamps of
-    now, Message-IDs, the server's own directories and port."""
+    the same secret in two places stays the same mark), a claimed task's
+    lease (a random number since issue 11, a claim counter before),
+    timestamps of now, Message-IDs, the server's own directories and
+    port."""
 
     SECRET = re.compile(r"\bsb_[0-9a-f]{48}\b|\b[0-9a-f]{64}\b")
     STAMP = re.compile(
@@ -367,6 +369,7 @@ class Normalizer:
     MESSAGE_ID = re.compile(
         r"((?:Message-ID|In-Reply-To|References): *(?:<|&lt;))"
         r"[^<>@\s&;]+@[^<>\s&;]+(>|&gt;)", re.I)
+    LEASE = re.compile(r'("lease":\s*)\d+')
     # How long ago something happened, as the pages show it.
     AGE = re.compile(r'(data-label="Age">|<time [^>]*>)[^<]*')
     # The fixture commits are dated 2026-01-01 00:mm (harness.Repo).
@@ -390,6 +393,7 @@ class Normalizer:
             return s if s.startswith(self.FIXTURE_DAY) else "<TIME>"
         text = self.AGE.sub(r"\1<AGE>", text)
         text = self.SECRET.sub(secret, text)
+        text = self.LEASE.sub(r"\1<LEASE>", text)
         text = self.STAMP.sub(stamp, text)
         text = self.RFC_DATE.sub(stamp, text)
         text = self.MESSAGE_ID.sub(r"\1MESSAGE-ID\2", text)

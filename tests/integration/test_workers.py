@@ -2,7 +2,7 @@
 like, and that a claimed task takes writes from its worker only."""
 import os
 
-from harness import Api, Service, bench_repo, eq, test
+from harness import Api, Service, bench_repo, check, eq, test
 
 P = "workers-"
 
@@ -74,5 +74,47 @@ def uploads_in_the_older_shape_are_refused(env):
         eq(w.ok("POST", path, {"lease": task["lease"],
                                "runs": runs_of(task)})["stored"],
            len(runs_of(task)), "the current shape is taken")
+    finally:
+        svc.stop()
+
+
+@test
+def another_worker_cannot_write_into_a_claimed_task(env):
+    """Issue 11: worker B, with a token of its own, knows task and lease of
+    worker A's claim (or guesses them) and posts a heartbeat and fake
+    runs: both are refused and change nothing; A's upload still counts."""
+    svc, job, wa, wid_a, task = manual_worker(env, "bind")
+    try:
+        token_b = svc.api.ok("POST", "/api/v1/tokens",
+                             {"name": P + "bind-b", "role": "worker"})["token"]
+        wb = Api(svc.url, token_b)
+        wid_b = wb.ok("POST", "/api/v1/workers", {"name": "bind-b"})["id"]
+        # The lease is an unguessable number, not a claim counter.
+        check(task["lease"] >= 2 ** 32, "a random lease: %d" % task["lease"])
+        before = task_row(svc, task)
+        heartbeat = "/api/v1/tasks/%d/heartbeat" % task["id"]
+        result = "/api/v1/tasks/%d/result" % task["id"]
+        fake = runs_of(task)
+        for who, api, body in (
+                ("B with A's lease", wb, {"lease": task["lease"]}),
+                ("B with a guessed lease", wb, {"lease": 1}),
+                ("A with a wrong lease", wa, {"lease": task["lease"] ^ 1})):
+            for path, extra in ((heartbeat, {}), (result, {"runs": fake})):
+                status, reply = api.call("POST", path, dict(body, **extra))
+                check(400 <= status < 500 and "code" in reply.get("error", {}),
+                      "%s on %s: %d %s" % (who, path, status, reply))
+        eq(wb.call("POST", result, {"lease": task["lease"], "runs": fake})[1]
+           ["error"]["code"], "not_your_task", "B is told why")
+        eq(stored(svc, job), "0 0", "no run and no build failure stored")
+        eq(task_row(svc, task), before, "the task is A's as it was")
+        # B claims: A's task is not handed out while A's lease lives.
+        eq(wb.ok("POST", "/api/v1/workers/%d/claim" % wid_b)["task"], None,
+           "nothing for B")
+        eq(wa.ok("POST", result, {"lease": task["lease"],
+                                  "runs": runs_of(task)})["stored"],
+           len(runs_of(task)), "A's upload counts")
+        eq(svc.psql("select string_agg(distinct worker_id::text, ',') from"
+                    " runs where job_id = %d" % job["id"]), str(wid_a),
+           "every run is A's")
     finally:
         svc.stop()

@@ -21,6 +21,9 @@
 #include "../../server/store/store_tasks.h"
 #include "testdb.h"
 
+/* A lease as workers.c makes them: a 63-bit random number. */
+#define LEASE 0x5deece66d1234567LL
+
 static long long token_a, token_b;
 
 /* Runs `sql` with `n` parameters and returns the first column of the
@@ -121,13 +124,16 @@ static void test_store_tasks__claim_hands_out_the_plan_once(void **state)
 	assert_int_equal(store_workers_register(&worker, db_conn(), "box",
 						"claim", NULL, token_a),
 			 0);
-	assert_int_equal(store_tasks_claim(&claim, db_conn(), worker, 60),
-			 STORE_NOT_FOUND);
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), worker, token_a, LEASE, 60),
+	    STORE_NOT_FOUND);
 	queue_two_commit_task(job);
 	assert_int_equal(store_tasks_open_count(&open, db_conn(), job), 0);
 	assert_int_equal(open, 1);
 	assert_int_equal(db_begin(db_conn()), 0);
-	assert_int_equal(store_tasks_claim(&claim, db_conn(), worker, 60), 0);
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), worker, token_a, LEASE, 60),
+	    0);
 	assert_int_equal(db_commit(db_conn()), 0);
 	assert_int_equal(claim.job_id, job);
 	assert_string_equal(claim.repo_name, "proj");
@@ -152,9 +158,9 @@ static void test_store_tasks__claim_hands_out_the_plan_once(void **state)
 	{
 		struct store_claim second;
 
-		assert_int_equal(
-		    store_tasks_claim(&second, db_conn(), worker, 60),
-		    STORE_NOT_FOUND);
+		assert_int_equal(store_tasks_claim(&second, db_conn(), worker,
+						   token_b, LEASE + 1, 60),
+				 STORE_NOT_FOUND);
 	}
 	store_claim_clear(&claim);
 }
@@ -170,13 +176,17 @@ static void test_store_tasks__lease_lock_extend_and_finish(void **state)
 						"lease", NULL, token_a),
 			 0);
 	queue_two_commit_task(job);
-	assert_int_equal(store_tasks_claim(&claim, db_conn(), worker, 60), 0);
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), worker, token_a, LEASE, 60),
+	    0);
 	assert_int_equal(store_tasks_lock(&held, db_conn(), claim.task_id), 0);
 	assert_string_equal(held.state, "running");
 	assert_string_equal(held.job_state, "running");
-	assert_int_equal(held.lease, claim.lease);
+	assert_int_equal(claim.lease, LEASE);
+	assert_int_equal(held.lease, LEASE);
 	assert_int_equal(held.job_id, job);
 	assert_int_equal(held.worker_id, worker);
+	assert_int_equal(held.token_id, token_a);
 	assert_true(held.live);
 	assert_int_equal(store_tasks_extend(db_conn(), claim.task_id, 120), 0);
 	assert_int_equal(store_tasks_finish(db_conn(), claim.task_id, 2), 0);
@@ -203,7 +213,9 @@ static void test_store_tasks__runs_come_back_in_upload_order(void **state)
 						"runs", NULL, token_a),
 			 0);
 	queue_two_commit_task(job);
-	assert_int_equal(store_tasks_claim(&claim, db_conn(), worker, 60), 0);
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), worker, token_a, LEASE, 60),
+	    0);
 	assert_int_equal(store_tasks_lock_job(&kpi, db_conn(), job), 0);
 	assert_string_equal(kpi, "score");
 	free(kpi);
