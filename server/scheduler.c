@@ -11,6 +11,7 @@
 #include "db.h"
 #include "log.h"
 #include "reportjob.h"
+#include "store/store_engine.h"
 #include "store/store_tasks.h"
 #include "watcher.h"
 
@@ -33,118 +34,82 @@ void sched_job_clear(struct sched_job *job)
 	memset(job, 0, sizeof(*job));
 }
 
-static int load_options(struct sched_job *job, PGconn *conn,
-			const char *id_text)
+static int load_options(struct sched_job *job, PGconn *conn)
 {
-	const char *params[1] = {id_text};
-	PGresult *r;
+	struct store_engine_options options;
+	int rc = store_engine_options(&options, conn, job->id);
 
-	r = db_exec(conn,
-		    "SELECT j.state, coalesce(j.runs_min, t.runs_min),"
-		    " greatest(coalesce(j.runs_max, t.runs_max),"
-		    " coalesce(j.runs_min, t.runs_min)), t.min_change_pct,"
-		    " t.higher_is_better FROM jobs j JOIN testcases t"
-		    " ON t.id = j.testcase_id WHERE j.id = $1",
-		    1, params);
-	if (r == NULL)
-		return -1;
-	if (PQntuples(r) != 1) {
-		PQclear(r);
-		return 1;
-	}
-	snprintf(job->state, sizeof(job->state), "%s", db_text(r, 0, 0));
-	bisect_options_init(&job->opts, db_bool(r, 0, 4));
-	job->opts.runs_min = (size_t)db_int(r, 0, 1);
-	job->opts.runs_max = (size_t)db_int(r, 0, 2);
+	if (rc != STORE_OK)
+		return rc == STORE_NOT_FOUND ? 1 : -1;
+	snprintf(job->state, sizeof(job->state), "%s", options.state);
+	bisect_options_init(&job->opts, options.higher_is_better);
+	job->opts.runs_min = (size_t)options.runs_min;
+	job->opts.runs_max = (size_t)options.runs_max;
 	if (job->opts.step_runs_min > job->opts.runs_max)
 		job->opts.step_runs_min = job->opts.runs_max;
-	job->opts.min_change_pct = db_double(r, 0, 3);
+	job->opts.min_change_pct = options.min_change_pct;
 	/* A testcase that lets a commit have many search runs lets a
 	 * confirmation have as many fresh runs a side: the engine sizes it
 	 * by the change found, so a clear change still takes a few. */
 	if (job->opts.confirm_max < job->opts.runs_max)
 		job->opts.confirm_max = job->opts.runs_max;
-	PQclear(r);
 	return 0;
 }
 
-static int load_commits(struct sched_job *job, PGconn *conn,
-			const char *id_text)
+/* Copies candidate `from` into commit `i` of `job`, with its parents
+ * inside the range as stored at submission (jobs from before that got
+ * theirs in sql/009_no_compat.sql); each parent comes before it. */
+static int copy_commit(struct sched_job *job, size_t i, size_t *used,
+		       const struct store_engine_commit *from)
 {
-	const char *params[1] = {id_text};
-	PGresult *r;
-	size_t i, used = 0;
+	struct sched_commit *c = &job->commits[i];
+	size_t k;
 
-	r = db_exec(conn,
-		    "SELECT idx, sha, subject, author_name, author_email,"
-		    " build_failed, array_to_string(parents, ',')"
-		    " FROM job_commits WHERE job_id = $1 ORDER BY idx",
-		    1, params);
-	if (r == NULL)
+	c->idx = from->index;
+	snprintf(c->sha, sizeof(c->sha), "%s", from->sha);
+	c->subject = strdup(from->subject);
+	c->author_name = strdup(from->author_name);
+	c->author_email = strdup(from->author_email);
+	c->build_failed = from->build_failed;
+	job->input[i].parents = &job->parents[*used];
+	for (k = 0; k < from->parent_count; k++) {
+		if (from->parents[k] >= (long long)i)
+			return -1;
+		job->parents[(*used)++] = (size_t)from->parents[k];
+	}
+	job->input[i].parent_count = from->parent_count;
+	if (c->idx != (long long)i || c->subject == NULL ||
+	    c->author_name == NULL || c->author_email == NULL)
 		return -1;
-	job->count = (size_t)PQntuples(r);
+	return 0;
+}
+
+static int load_commits(struct sched_job *job, PGconn *conn)
+{
+	struct store_engine_commits list;
+	size_t i, room = 1, used = 0;
+	int error = -1;
+
+	if (store_engine_commits(&list, conn, job->id) != STORE_OK)
+		return -1;
+	for (i = 0; i < list.count; i++)
+		room += list.commits[i].parent_count;
+	job->count = list.count;
 	job->commits = calloc(job->count, sizeof(*job->commits));
 	job->input = calloc(job->count, sizeof(*job->input));
 	job->classes = calloc(job->count, sizeof(*job->classes));
-	/* Room for every listed parent: at most one per comma, plus one. */
-	{
-		size_t room = job->count;
-		int row;
-
-		for (row = 0; row < PQntuples(r); row++) {
-			const char *list = db_text(r, row, 6);
-
-			for (; list != NULL && *list != '\0'; list++)
-				room += *list == ',';
-		}
-		job->parents = calloc(room + 1, sizeof(*job->parents));
-	}
+	job->parents = calloc(room, sizeof(*job->parents));
 	if (job->count < 2 || job->commits == NULL || job->input == NULL ||
-	    job->classes == NULL || job->parents == NULL) {
-		PQclear(r);
-		return -1;
-	}
+	    job->classes == NULL || job->parents == NULL)
+		goto out;
 	for (i = 0; i < job->count; i++) {
-		struct sched_commit *c = &job->commits[i];
-
-		c->idx = db_int(r, (int)i, 0);
-		snprintf(c->sha, sizeof(c->sha), "%s", db_text(r, (int)i, 1));
-		c->subject = strdup(db_text(r, (int)i, 2));
-		c->author_name = strdup(db_text(r, (int)i, 3));
-		c->author_email = strdup(db_text(r, (int)i, 4));
-		c->build_failed = db_bool(r, (int)i, 5);
-		/* Parents inside the range, as stored at submission (jobs
-		 * from before that got theirs in sql/009_no_compat.sql). */
-		{
-			const char *list = db_text(r, (int)i, 6);
-
-			job->input[i].parents = &job->parents[used];
-			if (list != NULL) {
-				while (*list != '\0') {
-					char *end;
-					unsigned long p =
-					    strtoul(list, &end, 10);
-
-					if (end == list || p >= i) {
-						PQclear(r);
-						return -1;
-					}
-					job->parents[used++] = p;
-					list = *end == ',' ? end + 1 : end;
-				}
-			}
-			job->input[i].parent_count =
-			    (size_t)(&job->parents[used] -
-				     job->input[i].parents);
-		}
-		if (c->idx != (long long)i || c->subject == NULL ||
-		    c->author_name == NULL || c->author_email == NULL) {
-			PQclear(r);
-			return -1;
-		}
+		if (copy_commit(job, i, &used, &list.commits[i]) < 0)
+			goto out;
 	}
-	PQclear(r);
-	return 0;
+	error = 0;
+out:
+	store_engine_commits_clear(&list);
+	return error;
 }
 
 /*
@@ -211,16 +176,14 @@ static int load_runs(struct sched_job *job, PGconn *conn)
 
 int sched_load(struct sched_job *out, PGconn *conn, long long job_id)
 {
-	char id_text[24];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->id = job_id;
-	snprintf(id_text, sizeof(id_text), "%lld", job_id);
-	rc = load_options(out, conn, id_text);
+	rc = load_options(out, conn);
 	if (rc != 0)
 		return rc;
-	if (load_commits(out, conn, id_text) < 0 || load_runs(out, conn) < 0 ||
+	if (load_commits(out, conn) < 0 || load_runs(out, conn) < 0 ||
 	    bisect_step(&out->result, out->classes, out->input, out->count,
 			&out->opts) < 0) {
 		sched_job_clear(out);
@@ -339,14 +302,9 @@ static int finish_job(PGconn *conn, const struct sched_job *job,
 	const struct bisect_result *res = &job->result;
 	const struct bisect_culprit *first = headline_culprit(job);
 	bool found = first != NULL;
-	char id_text[24], change[40], p[40], confidence[40];
-	char ci_lo[40], ci_hi[40];
-	double lo = found ? first->change_ci95_lo : res->change_ci95_lo;
-	double hi = found ? first->change_ci95_hi : res->change_ci95_hi;
+	struct store_engine_verdict verdict = {0};
 	char *culprits = NULL, *cause = NULL;
-	const char *params[11];
 	json_t *list;
-	PGresult *r;
 	size_t i;
 	int rc;
 
@@ -360,56 +318,44 @@ static int finish_job(PGconn *conn, const struct sched_job *job,
 		free(cause);
 		return -1;
 	}
-	snprintf(id_text, sizeof(id_text), "%lld", job->id);
-	snprintf(change, sizeof(change), "%.17g",
-		 found ? first->change_pct : res->change_pct);
-	snprintf(p, sizeof(p), "%.17g", found ? first->p_value : res->p_value);
-	snprintf(confidence, sizeof(confidence), "%.17g", res->confidence);
-	params[0] = id_text;
+	verdict.change_pct = found ? first->change_pct : res->change_pct;
+	verdict.p_value = found ? first->p_value : res->p_value;
+	verdict.confidence = res->confidence;
+	verdict.change_ci95_lo =
+	    found ? first->change_ci95_lo : res->change_ci95_lo;
+	verdict.change_ci95_hi =
+	    found ? first->change_ci95_hi : res->change_ci95_hi;
 	/* A verdict of change names a confirmed culprit (the engine's
 	 * rule); should one ever come without, it is stored as what it
 	 * is. */
-	params[1] = !found && (res->verdict == BISECT_REGRESSION ||
-			       res->verdict == BISECT_IMPROVEMENT)
-			? "inconclusive"
-			: bisect_verdict_name(res->verdict);
-	params[2] = found ? job->commits[first->commit].sha : NULL;
-	params[3] = found ? job->commits[first->parent].sha : NULL;
-	params[4] = change;
-	params[5] = p;
-	params[6] = cause != NULL	  ? cause
-		    : res->reason != NULL ? res->reason
-		    : !found && strcmp(params[1], "inconclusive") == 0 &&
-			    res->verdict != BISECT_INCONCLUSIVE
-			? "the search named no culprit"
-		    : found && first->ambiguous_count > 1
-			? "commits next to the culprit could not be built; "
-			  "the culprit may be any of them"
-		    : found && !first->confirmed && job->opts.confirm
-			? "fresh runs did not confirm the culprit"
-			: NULL;
-	params[7] = culprits;
-	params[8] = confidence;
-	snprintf(ci_lo, sizeof(ci_lo), "%.17g", lo);
-	snprintf(ci_hi, sizeof(ci_hi), "%.17g", hi);
-	params[9] = isfinite(lo) && isfinite(hi) ? ci_lo : NULL;
-	params[10] = isfinite(lo) && isfinite(hi) ? ci_hi : NULL;
-	r = db_exec(conn,
-		    "UPDATE jobs SET state = 'done', verdict = $2,"
-		    " culprit_sha = $3, parent_sha = $4, change_pct = $5,"
-		    " p_value = $6, message = $7, culprits = $8,"
-		    " confidence = $9, change_ci95_lo = $10,"
-		    " change_ci95_hi = $11, finished_at = now() WHERE id = $1",
-		    11, params);
+	verdict.verdict = !found && (res->verdict == BISECT_REGRESSION ||
+				     res->verdict == BISECT_IMPROVEMENT)
+			      ? "inconclusive"
+			      : bisect_verdict_name(res->verdict);
+	verdict.culprit_sha = found ? job->commits[first->commit].sha : NULL;
+	verdict.parent_sha = found ? job->commits[first->parent].sha : NULL;
+	verdict.message =
+	    cause != NULL	  ? cause
+	    : res->reason != NULL ? res->reason
+	    : !found && strcmp(verdict.verdict, "inconclusive") == 0 &&
+		    res->verdict != BISECT_INCONCLUSIVE
+		? "the search named no culprit"
+	    : found && first->ambiguous_count > 1
+		? "commits next to the culprit could not be built; "
+		  "the culprit may be any of them"
+	    : found && !first->confirmed && job->opts.confirm
+		? "fresh runs did not confirm the culprit"
+		: NULL;
+	verdict.culprits = culprits;
+	rc = store_engine_finish(conn, job->id, &verdict);
 	free(culprits);
-	if (r == NULL) {
+	if (rc != STORE_OK) {
 		free(cause);
 		return -1;
 	}
-	PQclear(r);
-	log_info("job %lld: %s, %zu culprit(s)%s%.12s", job->id, params[1],
-		 found ? res->culprit_count : 0, found ? ", first " : "",
-		 found ? params[2] : "");
+	log_info("job %lld: %s, %zu culprit(s)%s%.12s", job->id,
+		 verdict.verdict, found ? res->culprit_count : 0,
+		 found ? ", first " : "", found ? verdict.culprit_sha : "");
 	/* The reports go into the outbox in the verdict's transaction: a
 	 * verdict is never stored without them, nor sent twice.  One report
 	 * per culprit; a job without culprits gets one about the range. */
@@ -442,18 +388,9 @@ static int fail_job(PGconn *conn, const struct sched_job *job,
 		    const char *message, const char *base_url)
 {
 	struct sched_job report = *job;
-	char id_text[24];
-	const char *params[2] = {id_text, message};
-	PGresult *r;
 
-	snprintf(id_text, sizeof(id_text), "%lld", job->id);
-	r = db_exec(conn,
-		    "UPDATE jobs SET state = 'failed', message = $2,"
-		    " finished_at = now() WHERE id = $1",
-		    2, params);
-	if (r == NULL)
+	if (store_engine_fail(conn, job->id, message) != STORE_OK)
 		return -1;
-	PQclear(r);
 	log_info("job %lld: failed: %s", job->id, message);
 	report.result.verdict = BISECT_INCONCLUSIVE;
 	report.result.reason = message;
