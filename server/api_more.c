@@ -18,64 +18,6 @@
 
 #define API_MORE_OPENAPI_MAX (1024 * 1024)
 
-/* GET /api/v1/workers: each worker with the task it holds a live lease
- * on, if any. */
-static void api_more_workers_list(struct http_response *res,
-				  struct http_request *req)
-{
-	json_t *workers, *task;
-	PGresult *r;
-	int row;
-
-	(void)req;
-	r = db_exec(
-	    db_conn(),
-	    "SELECT w.id, w.name, w.grp, w.machine,"
-	    " to_char(w.registered_at AT TIME ZONE 'UTC',"
-	    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-	    " to_char(w.last_seen_at AT TIME ZONE 'UTC',"
-	    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-	    " t.id, t.job_id, t.commit_idx, c.sha,"
-	    " to_char(t.lease_expires_at AT TIME ZONE 'UTC',"
-	    " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
-	    " FROM workers w LEFT JOIN LATERAL"
-	    " (SELECT id, job_id, (plan->0->>'idx')::int AS commit_idx,"
-	    " lease_expires_at"
-	    " FROM tasks WHERE worker_id = w.id AND state = 'running'"
-	    " AND lease_expires_at > now() ORDER BY id DESC LIMIT 1) t"
-	    " ON true LEFT JOIN job_commits c"
-	    " ON c.job_id = t.job_id AND c.idx = t.commit_idx"
-	    " ORDER BY w.grp, w.name",
-	    0, NULL);
-	if (r == NULL) {
-		http_db_failed(res);
-		return;
-	}
-	workers = json_array();
-	for (row = 0; row < PQntuples(r); row++) {
-		if (db_is_null(r, row, 6))
-			task = json_null();
-		else
-			task = json_pack(
-			    "{s:I,s:I,s:I,s:s,s:s}", "id",
-			    (json_int_t)db_int(r, row, 6), "job",
-			    (json_int_t)db_int(r, row, 7), "commit_index",
-			    (json_int_t)db_int(r, row, 8), "commit",
-			    db_text(r, row, 9), "lease_expires_at",
-			    db_text(r, row, 10));
-		json_array_append_new(
-		    workers,
-		    json_pack("{s:I,s:s,s:s,s:s?,s:s,s:s,s:o}", "id",
-			      (json_int_t)db_int(r, row, 0), "name",
-			      db_text(r, row, 1), "group", db_text(r, row, 2),
-			      "machine", db_text(r, row, 3), "registered_at",
-			      db_text(r, row, 4), "last_seen_at",
-			      db_text(r, row, 5), "task", task));
-	}
-	PQclear(r);
-	http_json(res, 200, json_pack("{s:o}", "workers", workers));
-}
-
 /* <dir of this program>/../web/openapi.yaml, malloc'd. */
 static char *openapi_path(void)
 {
@@ -139,7 +81,7 @@ const struct http_route api_more_routes[] = {
     {"POST", "/api/v1/jobs/{}/rerun", ROLE_SUBMIT, api_jobs_rerun},
     {"GET", "/api/v1/repos", ROLE_READ, repos_api_list},
     {"GET", "/api/v1/testcases", ROLE_READ, testcases_api_list},
-    {"GET", "/api/v1/workers", ROLE_READ, api_more_workers_list},
+    {"GET", "/api/v1/workers", ROLE_READ, workers_list},
     {"GET", "/api/v1/tokens", ROLE_ADMIN, tokens_api_list},
     {"DELETE", "/api/v1/tokens/{}", ROLE_ADMIN, tokens_api_revoke},
     {"GET", "/api/v1/openapi.yaml", ROLE_NONE, api_more_openapi},

@@ -51,6 +51,9 @@ struct http_route *server_routes(void);
 
 /* workers.c: the worker protocol. */
 void workers_register(struct http_response *res, struct http_request *req);
+/* GET /api/v1/workers (role read): each worker with the task it holds a
+ * live lease on, if any. */
+void workers_list(struct http_response *res, struct http_request *req);
 void workers_claim(struct http_response *res, struct http_request *req);
 void workers_heartbeat(struct http_response *res, struct http_request *req);
 void workers_result(struct http_response *res, struct http_request *req);

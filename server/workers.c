@@ -75,6 +75,42 @@ out:
 	json_decref(body);
 }
 
+void workers_list(struct http_response *res, struct http_request *req)
+{
+	struct store_worker_list list;
+	json_t *workers;
+	size_t i;
+
+	(void)req;
+	if (store_workers_list(&list, db_conn()) != STORE_OK) {
+		http_db_failed(res);
+		return;
+	}
+	workers = json_array();
+	for (i = 0; i < list.count; i++) {
+		const struct store_worker_row *w = &list.rows[i];
+		json_t *task =
+		    !w->has_task
+			? json_null()
+			: json_pack("{s:I,s:I,s:I,s:s,s:s}", "id",
+				    (json_int_t)w->task_id, "job",
+				    (json_int_t)w->job_id, "commit_index",
+				    (json_int_t)w->commit_index, "commit",
+				    w->commit, "lease_expires_at",
+				    w->lease_expires_at);
+
+		json_array_append_new(
+		    workers,
+		    json_pack("{s:I,s:s,s:s,s:s?,s:s,s:s,s:o}", "id",
+			      (json_int_t)w->id, "name", w->name, "group",
+			      w->group, "machine", w->machine, "registered_at",
+			      w->registered_at, "last_seen_at",
+			      w->last_seen_at, "task", task));
+	}
+	store_worker_list_clear(&list);
+	http_json(res, 200, json_pack("{s:o}", "workers", workers));
+}
+
 /* The worker of a request, checked to belong to the caller's token. */
 static bool load_worker(struct http_response *res, PGconn *conn,
 			const struct http_request *req, long long worker_id)

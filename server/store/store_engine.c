@@ -74,12 +74,13 @@ int store_engine_commits(struct store_engine_commits *out, PGconn *conn,
 	int row;
 
 	memset(out, 0, sizeof(*out));
-	out->result = db_exec(conn,
-			      "SELECT idx, sha, subject, author_name,"
-			      " author_email, build_failed,"
-			      " array_to_string(parents, ',')"
-			      " FROM job_commits WHERE job_id = $1 ORDER BY idx",
-			      1, params);
+	out->result =
+	    db_exec(conn,
+		    "SELECT idx, sha, subject, author_name,"
+		    " author_email, build_failed,"
+		    " array_to_string(parents, ',')"
+		    " FROM job_commits WHERE job_id = $1 ORDER BY idx",
+		    1, params);
 	if (out->result == NULL)
 		return STORE_FAILED;
 	out->count = (size_t)PQntuples(out->result);

@@ -57,7 +57,8 @@ struct store_engine_verdict {
 	const char *message;		      /* why, or NULL */
 	const char *culprits;		      /* JSON list */
 	double change_pct, p_value, confidence;
-	double change_ci95_lo, change_ci95_hi; /* both finite, or no interval */
+	double change_ci95_lo,
+	    change_ci95_hi; /* both finite, or no interval */
 };
 
 /* Marks job `job_id` done with `verdict`. */

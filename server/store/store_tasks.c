@@ -86,6 +86,67 @@ int store_workers_touch(long long *out_token_id, PGconn *conn,
 	return rc;
 }
 
+void store_worker_list_clear(struct store_worker_list *list)
+{
+	free(list->rows);
+	PQclear(list->result);
+	memset(list, 0, sizeof(*list));
+}
+
+/* Each worker with the latest running task it holds a live lease on. */
+/* clang-format off */
+static const char workers_list_sql[] =
+    "SELECT w.id, w.name, w.grp, w.machine,"
+    " " STORE_TIMESTAMP("w.registered_at") ","
+    " " STORE_TIMESTAMP("w.last_seen_at") ","
+    " t.id, t.job_id, t.commit_idx, c.sha,"
+    " " STORE_TIMESTAMP("t.lease_expires_at")
+    " FROM workers w LEFT JOIN LATERAL"
+    " (SELECT id, job_id, (plan->0->>'idx')::int AS commit_idx,"
+    " lease_expires_at FROM tasks"
+    " WHERE worker_id = w.id AND state = 'running'"
+    " AND lease_expires_at > now() ORDER BY id DESC LIMIT 1) t"
+    " ON true LEFT JOIN job_commits c"
+    " ON c.job_id = t.job_id AND c.idx = t.commit_idx"
+    " ORDER BY w.grp, w.name";
+/* clang-format on */
+
+int store_workers_list(struct store_worker_list *out, PGconn *conn)
+{
+	PGresult *r;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	r = db_exec(conn, workers_list_sql, 0, NULL);
+	if (r == NULL)
+		return STORE_FAILED;
+	out->result = r;
+	out->count = (size_t)PQntuples(r);
+	out->rows = calloc(out->count + 1, sizeof(*out->rows));
+	if (out->rows == NULL) {
+		store_worker_list_clear(out);
+		return STORE_FAILED;
+	}
+	for (i = 0; i < out->count; i++) {
+		struct store_worker_row *w = &out->rows[i];
+		int row = (int)i;
+
+		w->id = db_int(r, row, 0);
+		w->name = db_text(r, row, 1);
+		w->group = db_text(r, row, 2);
+		w->machine = db_text(r, row, 3);
+		w->registered_at = db_text(r, row, 4);
+		w->last_seen_at = db_text(r, row, 5);
+		w->has_task = !db_is_null(r, row, 6);
+		w->task_id = db_int(r, row, 6);
+		w->job_id = db_int(r, row, 7);
+		w->commit_index = db_int(r, row, 8);
+		w->commit = db_text(r, row, 9);
+		w->lease_expires_at = db_text(r, row, 10);
+	}
+	return STORE_OK;
+}
+
 int store_tasks_plan(struct store_plan *out, PGconn *conn, long long task_id)
 {
 	char id[STORE_INT_TEXT];

@@ -50,6 +50,28 @@ int store_workers_register(long long *out_id, PGconn *conn, const char *name,
 int store_workers_touch(long long *out_token_id, PGconn *conn,
 			long long worker_id);
 
+/* A worker as GET /api/v1/workers lists it; text points into the list's
+ * result, timestamps as store.h writes them. */
+struct store_worker_row {
+	long long id;
+	const char *name, *group, *machine; /* machine may be NULL */
+	const char *registered_at, *last_seen_at;
+	bool has_task; /* it holds a running task under a live lease: */
+	long long task_id, job_id, commit_index; /* its first commit */
+	const char *commit, *lease_expires_at;
+};
+
+struct store_worker_list {
+	struct store_worker_row *rows;
+	size_t count;
+	PGresult *result;
+};
+
+void store_worker_list_clear(struct store_worker_list *list);
+
+/* Every worker by group and name, each with its latest such task. */
+int store_workers_list(struct store_worker_list *out, PGconn *conn);
+
 /* A task handed to a worker, with what it needs to run it. */
 struct store_claim {
 	long long task_id, lease, job_id;

@@ -154,6 +154,29 @@ static void test_store_tasks__claim_hands_out_the_plan_once(void **state)
 	assert_non_null(r);
 	assert_string_equal(db_text(r, 0, 0), "running");
 	PQclear(r);
+	/* The worker list shows the task under the live lease. */
+	{
+		struct store_worker_list list;
+		size_t i, found = 0;
+
+		assert_int_equal(store_workers_list(&list, db_conn()), 0);
+		for (i = 0; i < list.count; i++) {
+			const struct store_worker_row *w = &list.rows[i];
+
+			if (w->id != worker)
+				continue;
+			found++;
+			assert_string_equal(w->group, "claim");
+			assert_null(w->machine);
+			assert_true(w->has_task);
+			assert_int_equal(w->task_id, claim.task_id);
+			assert_int_equal(w->commit_index, 2);
+			assert_string_equal(w->commit, "c2");
+			assert_int_equal(strlen(w->lease_expires_at), 20);
+		}
+		assert_int_equal(found, 1);
+		store_worker_list_clear(&list);
+	}
 	/* A live lease is not handed out again. */
 	{
 		struct store_claim second;
