@@ -1,6 +1,6 @@
 /* The REST API beyond the core contract: its route table (the lists, runs,
- * re-run and revocation, whose handlers live with their resources), the
- * workers list and the OpenAPI document. */
+ * re-run and revocation, and the workers list, whose handlers live with
+ * their resources) and the OpenAPI document. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>

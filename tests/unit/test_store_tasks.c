@@ -18,6 +18,7 @@
 
 #include "../../server/db.h"
 #include "../../server/store/store_outbox.h"
+#include "../../server/store/store_outcomes.h"
 #include "../../server/store/store_tasks.h"
 #include "testdb.h"
 
@@ -409,6 +410,63 @@ test_store_tasks__migration_009_backfills_plans_and_parents(void **state)
 	assert_int_equal(system(command), 0);
 }
 
+static void test_store_outcomes__set_list_names_and_log(void **state)
+{
+	long long job = make_job("outcomes"), exit_code = 2;
+	struct store_outcome_new crashed = {
+	    .index = 1,
+	    .status = "crashed",
+	    .exit_code = &exit_code,
+	    .metrics_seen = "[\"b.x\", \"a.y\"]",
+	    .run_output = "Segmentation fault",
+	};
+	struct store_outcome_list list;
+	struct store_commit_log log;
+	struct store_names names;
+	char *kpi = NULL;
+
+	(void)state;
+	assert_int_equal(store_outcomes_set(db_conn(), job, &crashed), 0);
+	assert_int_equal(store_outcomes_list(&list, db_conn(), job), 0);
+	assert_int_equal(list.count, 1);
+	assert_int_equal(list.items[0].index, 1);
+	assert_string_equal(list.items[0].status, "crashed");
+	assert_true(list.items[0].has_exit_code);
+	assert_int_equal(list.items[0].exit_code, 2);
+	assert_false(list.items[0].has_signal);
+	store_outcome_list_clear(&list);
+	assert_int_equal(store_outcomes_get(&list, db_conn(), job, 0), 0);
+	assert_null(list.items[0].status);
+	store_outcome_list_clear(&list);
+	assert_int_equal(store_outcomes_get(&list, db_conn(), job, 9),
+			 STORE_NOT_FOUND);
+	assert_int_equal(store_outcomes_names(&names, db_conn(), job, 1, 1,
+					      STORE_NAMES_REPORTED),
+			 0);
+	assert_int_equal(names.count, 2);
+	assert_string_equal(names.names[0], "a.y");
+	assert_string_equal(names.names[1], "b.x");
+	store_names_clear(&names);
+	assert_int_equal(store_outcomes_kpi(&kpi, db_conn(), job), 0);
+	assert_string_equal(kpi, "score");
+	free(kpi);
+	assert_int_equal(store_outcomes_log(&log, db_conn(), job, "c1"), 0);
+	assert_true(log.job_found);
+	assert_int_equal(log.matches, 1);
+	assert_string_equal(log.sha, "c1");
+	assert_string_equal(log.run_output, "Segmentation fault");
+	assert_null(log.build_log);
+	store_commit_log_clear(&log);
+	/* "c" is the start of every commit's SHA. */
+	assert_int_equal(store_outcomes_log(&log, db_conn(), job, "c"), 0);
+	assert_int_equal(log.matches, 2);
+	store_commit_log_clear(&log);
+	assert_int_equal(store_outcomes_log(&log, db_conn(), job + 1000, "c"),
+			 0);
+	assert_false(log.job_found);
+	store_commit_log_clear(&log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +479,7 @@ int main(void)
 		test_store_outbox__next_skips_what_waits_or_was_sent),
 	    cmocka_unit_test(
 		test_store_tasks__migration_009_backfills_plans_and_parents),
+	    cmocka_unit_test(test_store_outcomes__set_list_names_and_log),
 	};
 
 	return cmocka_run_group_tests(tests, fixture_setup, testdb_teardown);
