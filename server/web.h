@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "fields.h"
 #include "http.h"
 
 #define WEB_SESSION_COOKIE "sb_session"
@@ -24,6 +25,28 @@ struct web_session {
 	char csrf[65];
 	char name[129]; /* the token's name */
 };
+
+/* A field of an admin form: the API's name for it and the form's label. */
+struct web_admin_field {
+	const char *name;
+	const char *label;
+};
+
+/* web_admin.c: the admin forms' helpers, shared with web_watches.c. */
+
+/* The form's values of `fields` (trimmed strings), a new object. */
+json_t *web_admin_form_values(json_t *form,
+			      const struct web_admin_field *fields);
+
+/*
+ * The errors of `found` as the form shows them: each error of one of
+ * its fields, in the form's words, under that field's name in *errors
+ * (new object; the first error of a field wins); the first error that
+ * is no field's in *general (borrowed from `found`), or NULL.
+ */
+void web_admin_form_errors(json_t **errors, const char **general,
+			   const struct field_errors *found,
+			   const struct web_admin_field *fields);
 
 /* web_session.c */
 

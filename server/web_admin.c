@@ -15,20 +15,14 @@
 #include "tokens.h"
 #include "web.h"
 
-/* A field of an admin form: the API's name for it and the form's label. */
-struct admin_field {
-	const char *name;
-	const char *label;
-};
-
-static const struct admin_field repo_fields[] = {
+static const struct web_admin_field repo_fields[] = {
     {"name", "Name"},
     {"url", "Git URL or path"},
     {"web_url", "Commit link"},
     {NULL, NULL},
 };
 
-static const struct admin_field testcase_fields[] = {
+static const struct web_admin_field testcase_fields[] = {
     {"name", "Name"},
     {"build", "Build command"},
     {"run", "Run command"},
@@ -41,14 +35,14 @@ static const struct admin_field testcase_fields[] = {
     {NULL, NULL},
 };
 
-static const struct admin_field token_fields[] = {
+static const struct web_admin_field token_fields[] = {
     {"name", "Name"},
     {"role", "Role"},
     {NULL, NULL},
 };
 
-/* The form's values of `fields` (trimmed strings), a new object. */
-static json_t *form_values(json_t *form, const struct admin_field *fields)
+json_t *web_admin_form_values(json_t *form,
+			      const struct web_admin_field *fields)
 {
 	json_t *values = json_object();
 	size_t i;
@@ -72,8 +66,8 @@ static json_t *form_values(json_t *form, const struct admin_field *fields)
 }
 
 /* The label of the form's field quoted at `text` ('name'), or NULL. */
-static const struct admin_field *quoted_field(const char *text,
-					      const struct admin_field *fields)
+static const struct web_admin_field *
+quoted_field(const char *text, const struct web_admin_field *fields)
 {
 	size_t i, n;
 
@@ -93,10 +87,10 @@ static const struct admin_field *quoted_field(const char *text,
  * ("“Most runs”").  New string.
  */
 static json_t *form_message(const struct field_error *error,
-			    const struct admin_field *fields)
+			    const struct web_admin_field *fields)
 {
 	const char *m = error->message, *field_word = "field ";
-	const struct admin_field *f;
+	const struct web_admin_field *f;
 	char out[2 * FIELDS_MESSAGE_MAX];
 	size_t n = 0, len;
 
@@ -121,15 +115,9 @@ static json_t *form_message(const struct field_error *error,
 	return json_string(out);
 }
 
-/*
- * The errors of `found` as the form shows them: each error of one of
- * its fields, in the form's words, under that field's name in *errors
- * (new object; the first error of a field wins); the first error that
- * is no field's in *general (borrowed from `found`), or NULL.
- */
-static void form_errors(json_t **errors, const char **general,
-			const struct field_errors *found,
-			const struct admin_field *fields)
+void web_admin_form_errors(json_t **errors, const char **general,
+			   const struct field_errors *found,
+			   const struct web_admin_field *fields)
 {
 	const struct field_error *e;
 	size_t i, k;
@@ -202,7 +190,7 @@ static void admin_page(struct http_response *res,
 		       const struct web_session *session, unsigned status,
 		       const char *name, const char *key, json_t *values,
 		       const struct field_errors *found,
-		       const struct admin_field *fields, json_t *extra)
+		       const struct web_admin_field *fields, json_t *extra)
 {
 	struct field_errors list_errors;
 	const char *general = NULL;
@@ -222,7 +210,7 @@ static void admin_page(struct http_response *res,
 		return;
 	}
 	if (found != NULL)
-		form_errors(&errors, &general, found, fields);
+		web_admin_form_errors(&errors, &general, found, fields);
 	admin_render(res, session, status, name, key, list, values, errors,
 		     general, extra);
 	json_decref(errors);
@@ -269,7 +257,7 @@ void web_admin_repos_create(struct http_response *res,
 
 	if (!web_require_post(&session, &form, res, req, ROLE_ADMIN))
 		return;
-	values = form_values(form, repo_fields);
+	values = web_admin_form_values(form, repo_fields);
 	body = json_deep_copy(values);
 	drop_empty(body);
 	fields_init(&errors);
@@ -348,7 +336,7 @@ void web_admin_testcases_create(struct http_response *res,
 
 	if (!web_require_post(&session, &form, res, req, ROLE_ADMIN))
 		return;
-	values = form_values(form, testcase_fields);
+	values = web_admin_form_values(form, testcase_fields);
 	body = json_deep_copy(values);
 	testcase_numbers(body);
 	fields_init(&errors);
@@ -392,7 +380,7 @@ void web_admin_tokens_create(struct http_response *res,
 
 	if (!web_require_post(&session, &form, res, req, ROLE_ADMIN))
 		return;
-	values = form_values(form, token_fields);
+	values = web_admin_form_values(form, token_fields);
 	request.name = json_string_value(json_object_get(values, "name"));
 	request.role = json_string_value(json_object_get(values, "role"));
 	fields_init(&errors);

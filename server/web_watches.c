@@ -12,35 +12,147 @@
 #include "db.h"
 #include "histplot.h"
 #include "id.h"
+#include "log.h"
 #include "server.h"
+#include "watcher.h"
 #include "watches.h"
 #include "web.h"
 
 #define WEB_WATCHES_HEADS_SHOWN 50
 
-static void web_watches_list(struct http_response *res,
-			     struct http_request *req)
+static const struct web_admin_field watch_fields[] = {
+    {"repo", "Repository"},
+    {"branch", "Branch or glob"},
+    {"testcases", "Testcases"},
+    {"interval_s", "Poll every, s"},
+    {"regressions_only", "Regressions only"},
+    {NULL, NULL},
+};
+
+/*
+ * The list of watches with the create form (admins): `values` (may be
+ * NULL) fill the form, `found` (may be NULL) the errors next to the
+ * fields.  An error of the whole request shows the error page instead.
+ */
+static void watches_page(struct http_response *res,
+			 const struct web_session *session, unsigned status,
+			 json_t *values, const struct field_errors *found)
 {
-	struct web_session session;
 	struct store_watch *watches = NULL;
-	PGconn *conn;
-	json_t *items;
+	PGconn *conn = db_conn();
+	const char *general = NULL;
+	json_t *items, *errors = NULL, *ctx;
 	size_t count = 0, i;
 
-	if (!web_require(&session, res, req, ROLE_READ, true))
+	if (found != NULL && found->count > 0 &&
+	    found->items[0].status >= 500) {
+		web_error_page(res, found->items[0].status, session,
+			       found->items[0].message);
 		return;
-	conn = db_conn();
+	}
 	if (conn == NULL || store_watches_list(&watches, &count, conn) < 0) {
-		web_db_failed(res, &session);
+		web_db_failed(res, session);
 		return;
 	}
 	items = json_array();
 	for (i = 0; i < count; i++)
 		json_array_append_new(items, watches_json(&watches[i]));
 	store_watches_free(watches, count);
-	web_render(res, 200, "watches",
-		   json_pack("{s:s,s:o}", "title", "Watches", "items", items),
-		   &session, "watches");
+	if (found != NULL)
+		web_admin_form_errors(&errors, &general, found, watch_fields);
+	ctx = json_pack("{s:s,s:o,s:O,s:O,s:s?,s:s}", "title", "Watches",
+			"items", items, "values",
+			values != NULL ? values : json_object(), "errors",
+			errors != NULL ? errors : json_object(),
+			"general_error", general, "csrf", session->csrf);
+	web_render(res, status, "watches", ctx, session, "watches");
+	json_decref(errors);
+}
+
+static void web_watches_list(struct http_response *res,
+			     struct http_request *req)
+{
+	struct web_session session;
+	json_t *values;
+
+	if (!web_require(&session, res, req, ROLE_READ, true))
+		return;
+	values = json_pack("{s:s}", "interval_s", "300");
+	watches_page(res, &session, 200, values, NULL);
+	json_decref(values);
+}
+
+/*
+ * The form's strings as POST /api/v1/watches takes them: testcases split
+ * at commas and spaces, a whole number of seconds as a number (other
+ * text stays a string, which the API refuses in its own words), the
+ * checkbox as a boolean; empty optional fields left out.  New object.
+ */
+static json_t *watch_body(json_t *values)
+{
+	const char *text =
+	    json_string_value(json_object_get(values, "testcases"));
+	json_t *body =
+	    json_pack("{s:O,s:O}", "repo", json_object_get(values, "repo"),
+		      "branch", json_object_get(values, "branch"));
+	json_t *names = json_array();
+	char *end;
+	size_t n;
+
+	while (text != NULL && *text != '\0') {
+		n = strcspn(text, ", \t\r\n");
+		if (n > 0)
+			json_array_append_new(names, json_stringn(text, n));
+		text += n;
+		text += strspn(text, ", \t\r\n");
+	}
+	json_object_set_new(body, "testcases", names);
+	text = json_string_value(json_object_get(values, "interval_s"));
+	if (text != NULL && text[0] != '\0') {
+		long long v = strtoll(text, &end, 10);
+
+		json_object_set_new(body, "interval_s",
+				    *end == '\0' ? json_integer(v)
+						 : json_string(text));
+	}
+	text = json_string_value(json_object_get(values, "regressions_only"));
+	json_object_set_new(body, "regressions_only",
+			    json_boolean(text != NULL && text[0] != '\0'));
+	return body;
+}
+
+static void web_watches_create(struct http_response *res,
+			       struct http_request *req)
+{
+	struct web_session session;
+	struct field_errors errors;
+	char location[64];
+	long long id = 0;
+	json_t *form, *values, *body;
+	PGconn *conn;
+	int rc;
+
+	if (!web_require_post(&session, &form, res, req, ROLE_ADMIN))
+		return;
+	values = web_admin_form_values(form, watch_fields);
+	body = watch_body(values);
+	fields_init(&errors);
+	conn = db_conn();
+	rc = conn != NULL
+		 ? watches_create(&errors, &id, conn, body, session.token_id)
+		 : -1;
+	if (rc < 0 && fields_ok(&errors))
+		fields_db_failed(&errors);
+	if (rc == 0) {
+		snprintf(location, sizeof(location), "/watches/%lld", id);
+		web_redirect(res, location);
+	} else {
+		watches_page(res, &session, errors.items[0].status, values,
+			     &errors);
+	}
+	json_decref(body);
+	json_decref(values);
+	json_decref(form);
 }
 
 /* Loads watch path parameter 0; false after answering. */
@@ -266,9 +378,80 @@ out:
 	store_watch_clear(&watch);
 }
 
+/* Pauses (`paused`) or resumes the watch, as the API does, and shows
+ * its page again. */
+static void watch_set_paused(struct http_response *res,
+			     struct http_request *req, bool paused)
+{
+	struct web_session session;
+	struct store_watch watch = {0};
+	char location[64];
+
+	if (!web_require_post(&session, NULL, res, req, ROLE_ADMIN) ||
+	    !load_watch(res, req, &session, &watch))
+		return;
+	if (store_watches_set_paused(db_conn(), watch.id, paused) < 0) {
+		web_db_failed(res, &session);
+	} else {
+		log_info("watch %lld: %s from the web", watch.id,
+			 paused ? "paused" : "resumed");
+		if (!paused)
+			watcher_wake();
+		snprintf(location, sizeof(location), "/watches/%lld",
+			 watch.id);
+		web_redirect(res, location);
+	}
+	store_watch_clear(&watch);
+}
+
+static void web_watch_pause(struct http_response *res,
+			    struct http_request *req)
+{
+	watch_set_paused(res, req, true);
+}
+
+static void web_watch_resume(struct http_response *res,
+			     struct http_request *req)
+{
+	watch_set_paused(res, req, false);
+}
+
+/* Deletes the watch when the form's "confirm" box is ticked; its jobs
+ * stay.  Without the tick nothing changes. */
+static void web_watch_delete(struct http_response *res,
+			     struct http_request *req)
+{
+	struct web_session session;
+	struct store_watch watch = {0};
+	json_t *form;
+
+	if (!web_require_post(&session, &form, res, req, ROLE_ADMIN))
+		return;
+	if (!load_watch(res, req, &session, &watch)) {
+		json_decref(form);
+		return;
+	}
+	if (json_object_get(form, "confirm") == NULL) {
+		web_error_page(res, 400, &session,
+			       "The watch was not deleted: tick \u201cYes, "
+			       "delete this watch\u201d to delete it.");
+	} else if (store_watches_delete(db_conn(), watch.id) < 0) {
+		web_db_failed(res, &session);
+	} else {
+		log_info("watch %lld: deleted from the web", watch.id);
+		web_redirect(res, "/watches");
+	}
+	store_watch_clear(&watch);
+	json_decref(form);
+}
+
 const struct http_route web_watches_routes[] = {
     {"GET", "/watches", ROLE_NONE, web_watches_list},
     {"GET", "/watches/{}", ROLE_NONE, web_watch_page},
     {"GET", "/watches/{}/testcases/{}", ROLE_NONE, web_watch_history},
+    {"POST", "/watches", ROLE_NONE, web_watches_create},
+    {"POST", "/watches/{}/pause", ROLE_NONE, web_watch_pause},
+    {"POST", "/watches/{}/resume", ROLE_NONE, web_watch_resume},
+    {"POST", "/watches/{}/delete", ROLE_NONE, web_watch_delete},
     {NULL, NULL, ROLE_NONE, NULL},
 };

@@ -667,3 +667,69 @@ def web_static_files_and_hostile_paths(env):
                  "/static/app.JS", "/static/nope.css", "/static/a%00.css"):
         eq(b.get(path)[0], 404, "static %s" % path)
     eq(svc.api.call("GET", "/healthz", token="")[0], 200, "healthy")
+
+
+@test
+def web_admins_create_pause_and_delete_watches(env):
+    svc = env.svc
+    web_repo(env)
+    b = Browser(svc.url).sign_in(harness.ADMIN)
+    before = int(env.cluster.psql("select count(*) from watches"))
+    status, _, page = b.get("/watches")
+    eq(status, 200, "watches page")
+    eq(field(page, "interval_s"), "300", "default interval")
+    status, _, page = b.post("/watches", {
+        "csrf": b.csrf, "repo": "web-nope", "branch": "bad..branch",
+        "testcases": "web-hostile-tc, web-no-tc", "interval_s": "5"})
+    eq(status, 400, "the first error's status")
+    eq((error_of(page, "branch"), error_of(page, "interval_s"), error_of(page, "repo"),
+        error_of(page, "testcases")),
+       ("\u201cBranch or glob\u201d must be a branch name or a glob of them "
+        "(release/*), at most 200 bytes",
+        "\u201cPoll every, s\u201d must be an integer from 10 to 604800",
+        "repository 'web-nope' is not registered",
+        "testcase 'web-no-tc' is not registered"),
+       "every error next to its field, in the form's words")
+    eq(field(page, "testcases"), "web-hostile-tc, web-no-tc", "values kept")
+    eq(int(env.cluster.psql("select count(*) from watches")), before, "nothing stored")
+
+    reader = Browser(svc.url).sign_in(svc.read_token)
+    eq(reader.post("/watches", {"csrf": reader.csrf, "repo": "web-hostile", "branch": "main",
+                                "testcases": "web-hostile-tc"})[0], 403, "readers cannot")
+    check('action="/watches"' not in reader.get("/watches")[2], "no form for readers")
+    eq(b.post("/watches", {"csrf": "0" * 64, "repo": "web-hostile", "branch": "main",
+                           "testcases": "web-hostile-tc"})[0], 403, "wrong CSRF token")
+
+    status, hdrs, _ = b.post("/watches", {
+        "csrf": b.csrf, "repo": "web-hostile", "branch": "release/*",
+        "testcases": "web-hostile-tc", "interval_s": "600", "regressions_only": "1"})
+    eq(status, 303, "watch created")
+    m = re.fullmatch(r"/watches/(\d+)", hdrs.get("Location") or "")
+    check(m, "redirect to the watch's page")
+    wid = int(m.group(1))
+    w = svc.api.ok("GET", "/api/v1/watches/%d" % wid)
+    eq((w["repo"], w["branch"], w["testcases"], w["interval_s"], w["regressions_only"],
+        w["paused"]), ("web-hostile", "release/*", ["web-hostile-tc"], 600, True, False),
+       "stored as typed")
+
+    status, _, page = b.get("/watches/%d" % wid)
+    check('action="/watches/%d/pause"' % wid in page, "pause button")
+    status, hdrs, _ = b.post("/watches/%d/pause" % wid, {"csrf": b.csrf})
+    eq((status, hdrs.get("Location")), (303, "/watches/%d" % wid), "paused")
+    eq(svc.api.ok("GET", "/api/v1/watches/%d" % wid)["paused"], True, "paused in the API")
+    _, _, page = b.get("/watches/%d" % wid)
+    check('action="/watches/%d/resume"' % wid in page, "resume button")
+    eq(reader.post("/watches/%d/resume" % wid, {"csrf": reader.csrf})[0], 403,
+       "readers cannot resume")
+    status, hdrs, _ = b.post("/watches/%d/resume" % wid, {"csrf": b.csrf})
+    eq((status, hdrs.get("Location")), (303, "/watches/%d" % wid), "resumed")
+    eq(svc.api.ok("GET", "/api/v1/watches/%d" % wid)["paused"], False, "resumed in the API")
+    b.post("/watches/%d/pause" % wid, {"csrf": b.csrf})
+
+    eq(b.post("/watches/%d/delete" % wid, {"csrf": b.csrf})[0], 400, "delete needs the tick")
+    eq(svc.api.call("GET", "/api/v1/watches/%d" % wid)[0], 200, "still there")
+    eq(b.post("/watches/%d/delete" % wid, {"confirm": "1"})[0], 403, "delete needs CSRF")
+    status, hdrs, _ = b.post("/watches/%d/delete" % wid, {"csrf": b.csrf, "confirm": "1"})
+    eq((status, hdrs.get("Location")), (303, "/watches"), "deleted")
+    eq(svc.api.call("GET", "/api/v1/watches/%d" % wid)[0], 404, "gone")
+    eq(b.post("/watches/%d/pause" % wid, {"csrf": b.csrf})[0], 404, "no such watch")
