@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "id.h"
 #include "remote.h"
 #include "watch.h"
 
@@ -91,20 +92,6 @@ static void put_clean(FILE *out, const char *text)
 
 		fputc(c < 0x20 || c == 0x7f ? '?' : c, out);
 	}
-}
-
-static bool parse_job_id(const char *text, long long *out)
-{
-	size_t i, n = strlen(text);
-
-	if (n == 0 || n > 18)
-		return false;
-	for (i = 0; i < n; i++) {
-		if (text[i] < '0' || text[i] > '9')
-			return false;
-	}
-	*out = strtoll(text, NULL, 10);
-	return *out > 0;
 }
 
 static bool parse_seconds(const char *text, double *out)
@@ -701,7 +688,7 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 				    "--notify are for submit only");
 		if (optind + 1 != argc)
 			return fail("%s takes one job id", o->command);
-		if (!parse_job_id(argv[optind], &o->job_id))
+		if (id_parse(&o->job_id, argv[optind]) < 0)
 			return fail("'%s' is not a job id", argv[optind]);
 		if (o->wait && strcmp(o->command, "status") != 0)
 			return fail("--wait is for submit and status");

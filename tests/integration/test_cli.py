@@ -228,6 +228,9 @@ def missing_or_bad_token_and_bad_usage_exit_2(env):
              (["status", "1", "2"], "statbisect: status takes one job id\n"),
              (["status", "abc"], "statbisect: 'abc' is not a job id\n"),
              (["status", "0"], "statbisect: '0' is not a job id\n"),
+             # One id parser (lib/id) for the server and the command line:
+             # an id has one spelling.
+             (["status", "01"], "statbisect: '01' is not a job id\n"),
              (["cancel", "-5"], "statbisect: unknown option '-5' (see --help)\n"),
              (["report", "1", "--wait"], "statbisect: --wait is for submit and status\n"),
              (["status", "1", "--poll", "0"],
