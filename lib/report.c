@@ -305,6 +305,7 @@ static int report_check_input(const struct report_input *in)
 	    !report_is_optional_line(in->commit_url) ||
 	    !report_is_optional_line(in->job_url) ||
 	    !report_is_optional_line(in->report_url) ||
+	    !report_is_optional_line(in->link_query) ||
 	    (in->checkout_cmd && !report_is_text(in->checkout_cmd)) ||
 	    (in->build_cmd && !report_is_text(in->build_cmd)) ||
 	    (in->run_cmd && !report_is_text(in->run_cmd)) ||
@@ -647,8 +648,11 @@ static void report_put_reproduce(struct strbuf *b,
 	if (in->job_url) {
 		strbuf_append(b, "The job page and the raw runs are "
 				 "available at:\n");
-		strbuf_printf(b, "%s\n%s/runs.csv\n%s/runs.json\n\n",
-			      in->job_url, in->job_url, in->job_url);
+		const char *query = in->link_query ? in->link_query : "";
+
+		strbuf_printf(b, "%s%s\n%s/runs.csv%s\n%s/runs.json%s\n\n",
+			      in->job_url, query, in->job_url, query,
+			      in->job_url, query);
 	}
 	if (in->build_log_url_count > 0) {
 		size_t i;

@@ -149,8 +149,10 @@ struct report_input {
 	size_t param_count;
 	const struct report_metric_row *rows; /* selected by the caller */
 	size_t row_count;
-	bool kpi_row_first;	/* see report_render_table */
-	const char *job_url;	/* or NULL; raw runs: +"/runs.csv", ".json" */
+	bool kpi_row_first;  /* see report_render_table */
+	const char *job_url; /* or NULL; raw runs: +"/runs.csv", ".json" */
+	/* appended to the job page and raw-run links ("?key=..."), or NULL */
+	const char *link_query;
 	const char *report_url; /* Closes: tag of regressions, or NULL */
 	const char *checkout_cmd, *build_cmd, *run_cmd; /* each or NULL */
 	size_t base_runs, culprit_runs;

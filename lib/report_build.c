@@ -285,7 +285,7 @@ struct build {
 	char *culprit_subject, *parent_subject, *good_subject, *bad_subject;
 	char *tree, *branch, *testcase, *kpi, *machine, *reason;
 	char *build_cmd, *run_cmd, *checkout_cmd;
-	char *job_url, *report_url, *commit_url;
+	char *job_url, *report_url, *commit_url, *link_query;
 	char *param_texts[2 * REPORT_PARAMS_MAX];
 	struct report_param params[REPORT_PARAMS_MAX];
 	char *change_subjects[BISECT_MAX_CULPRITS];
@@ -296,6 +296,12 @@ struct build {
 	struct report_skipped *skipped;
 	size_t skipped_count;
 };
+
+/* "?key=..." for links to the job's pages, or "". */
+static const char *query_of(const struct build *b)
+{
+	return b->link_query != NULL ? b->link_query : "";
+}
 
 static void build_clear(struct build *b)
 {
@@ -318,6 +324,7 @@ static void build_clear(struct build *b)
 	free(b->job_url);
 	free(b->report_url);
 	free(b->commit_url);
+	free(b->link_query);
 	for (i = 0; i < 2 * REPORT_PARAMS_MAX; i++)
 		free(b->param_texts[i]);
 	for (i = 0; i < BISECT_MAX_CULPRITS; i++)
@@ -490,13 +497,18 @@ static int clean_texts(struct build *b)
 	b->checkout_cmd = checkout_command(job, commits[b->new_idx].sha);
 	b->commit_url =
 	    commit_link(job, commits[b->new_idx].sha, line_or_mark(b->branch));
+	if (job->link_key != NULL &&
+	    asprintf(&b->link_query, "?key=%s", job->link_key) < 0) {
+		b->link_query = NULL;
+		return -ENOMEM;
+	}
 	if (asprintf(&b->job_url, "%s/jobs/%lld", job->base_url, job->id) <
 	    0) {
 		b->job_url = NULL;
 		return -ENOMEM;
 	}
-	if (asprintf(&b->report_url, "%s/api/v1/jobs/%lld/report",
-		     job->base_url, job->id) < 0) {
+	if (asprintf(&b->report_url, "%s/report%s", b->job_url, query_of(b)) <
+	    0) {
 		b->report_url = NULL;
 		return -ENOMEM;
 	}
@@ -570,10 +582,9 @@ static int fill_inconclusive(struct build *b)
 	for (i = 0; i < job->commit_count && n < REPORT_BUILD_LOGS_MAX; i++) {
 		if (!job->commits[i].build_failed)
 			continue;
-		if (asprintf(&b->build_logs[n],
-			     "%s/api/v1/jobs/%lld/commits/%s/log",
-			     job->base_url, job->id,
-			     job->commits[i].sha) < 0) {
+		if (asprintf(&b->build_logs[n], "%s/commits/%s/log%s",
+			     b->job_url, job->commits[i].sha,
+			     query_of(b)) < 0) {
 			b->build_logs[n] = NULL;
 			return -ENOMEM;
 		}
@@ -638,6 +649,7 @@ static int fill_input(struct build *b)
 	in->rows = b->rows;
 	in->kpi_row_first = true;
 	in->job_url = b->job_url;
+	in->link_query = b->link_query;
 	in->report_url = b->report_url;
 	in->checkout_cmd = b->checkout_cmd;
 	in->build_cmd = b->build_cmd;

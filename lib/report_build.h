@@ -141,6 +141,9 @@ struct report_job {
 	size_t reply_line_count;
 	const char *const *patch_recipients;
 	size_t patch_recipient_count;
+	/* The job's read key, which every link to the job's pages carries
+	 * (so whoever gets the report can open them), or NULL. */
+	const char *link_key;
 };
 
 /*

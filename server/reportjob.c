@@ -1,22 +1,28 @@
 #include "reportjob.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "db.h"
 #include "gitrepo.h"
+#include "http.h"
 #include "log.h"
 #include "patches.h"
 #include "report_build.h"
 #include "secret.h"
 #include "server.h"
+#include "store/store.h"
 #include "store/store_reports.h"
 #include "watcher.h"
 
-/* Random bytes in a report's Message-ID. */
+/* Random bytes in a report's Message-ID, and in the read key its links
+ * carry. */
 #define REPORTJOB_TAG_BYTES 8
+#define REPORTJOB_KEY_BYTES 32
 
 /* The commits as lib/report_build.h takes them; NULL when out of memory. */
 static struct report_commit *commits_of(const struct sched_job *job)
@@ -94,6 +100,7 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	const char **patch_recipients = NULL;
 	char *job_url = NULL;
 	char date[64], message_id[REPORT_MESSAGE_ID_MAX], *branch = NULL;
+	char key[2 * REPORTJOB_KEY_BYTES + 1];
 	size_t base_idx, new_idx, i;
 	int error = -1, rc;
 
@@ -129,6 +136,10 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	in.in_reply_to = reply.in_reply_to;
 	in.reply_lines = (const char *const *)reply.lines;
 	in.reply_line_count = reply.line_count;
+	/* The report's links open the job's pages for whoever reads it. */
+	if (secret_hex(key, REPORTJOB_KEY_BYTES) < 0 ||
+	    store_reports_add_key(conn, job->id, key) < 0)
+		goto out;
 	report_date(date, sizeof(date), time(NULL));
 	in.id = job->id;
 	in.base_url = base_url;
@@ -160,6 +171,7 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	in.samples = &samples;
 	in.date = date;
 	in.message_id = message_id;
+	in.link_key = key;
 	if ((rc = report_build(&mail, &in)) < 0) {
 		log_error("job %lld: cannot build the report (%s)", job->id,
 			  strerror(-rc));
@@ -182,4 +194,29 @@ out:
 	free(commits);
 	free(branch);
 	return error;
+}
+
+void reportjob_keys_revoke(struct http_response *res, struct http_request *req)
+{
+	long long job_id, count = 0;
+	PGconn *conn;
+	int rc;
+
+	if (!http_path_id(res, req->params[0], "not_found", "job", &job_id))
+		return;
+	conn = db_conn();
+	rc = conn != NULL ? store_reports_revoke_keys(conn, job_id, &count)
+			  : -1;
+	if (rc == STORE_NOT_FOUND) {
+		http_error(res, 404, "not_found", "no job %lld", job_id);
+		return;
+	}
+	if (rc < 0) {
+		http_db_failed(res);
+		return;
+	}
+	log_info("job %lld: %lld read key(s) revoked", job_id, count);
+	http_json(res, 200,
+		  json_pack("{s:I,s:I}", "job", (json_int_t)job_id, "revoked",
+			    (json_int_t)count));
 }

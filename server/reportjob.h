@@ -17,4 +17,15 @@
 int reportjob_queue(PGconn *conn, const struct sched_job *job,
 		    const char *base_url, size_t which);
 
+/*
+ * DELETE /api/v1/jobs/{id}/keys (submit role): revokes every read key of
+ * the job, so the links of its reports no longer open its pages (people
+ * with an account still can).  Answers 200 {"job", "revoked": count}, 404
+ * for no such job.
+ */
+struct http_response;
+struct http_request;
+void reportjob_keys_revoke(struct http_response *res,
+			   struct http_request *req);
+
 #endif

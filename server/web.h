@@ -145,6 +145,22 @@ void web_job_rerun(struct http_response *res, struct http_request *req);
 void web_job_new(struct http_response *res, struct http_request *req);
 void web_job_submit(struct http_response *res, struct http_request *req);
 
+/* web_keys.c */
+
+/*
+ * web_require(ROLE_READ) for the read-only pages of one job, which the
+ * links of its report open too: a `key` query parameter that is a live
+ * read key of the job named by req->params[0] lets the request read that
+ * job, and nothing else, without a session (*out is then no session and
+ * req->role is ROLE_READ).  A key that opens nothing is a 403 page.
+ */
+bool web_require_job_reader(struct web_session *out, struct http_response *res,
+			    struct http_request *req, bool page);
+
+/* Sets ctx's "key_query" to "?key=K" when the page was opened with a key,
+ * so that the page's own links keep it. */
+void web_key_query(json_t *ctx, struct http_request *req);
+
 /* web_job_page.c */
 void web_job_page(struct http_response *res, struct http_request *req);
 void web_job_live(struct http_response *res, struct http_request *req);

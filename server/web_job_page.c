@@ -586,9 +586,10 @@ void web_job_page(struct http_response *res, struct http_request *req)
 	long long job_id;
 	json_t *ctx;
 
-	if (!web_require(&session, res, req, ROLE_READ, true))
+	if (!web_require_job_reader(&session, res, req, true))
 		return;
 	ctx = load_job_context(res, req, &session, &job_id);
+	web_key_query(ctx, req);
 	if (ctx != NULL)
 		web_render(res, 200, "job", ctx, &session, NULL);
 }
@@ -600,11 +601,12 @@ void web_job_live(struct http_response *res, struct http_request *req)
 	char *text = NULL;
 	json_t *ctx;
 
-	if (!web_require(&session, res, req, ROLE_READ, false))
+	if (!web_require_job_reader(&session, res, req, false))
 		return;
 	ctx = load_job_context(res, req, &session, &job_id);
 	if (ctx == NULL)
 		return;
+	web_key_query(ctx, req);
 	if (web_render_fragment(&text, "job_live", ctx) < 0) {
 		json_decref(ctx);
 		web_error_page(res, 500, &session, "The page is broken.");
@@ -629,7 +631,7 @@ void web_commit_log(struct http_response *res, struct http_request *req)
 	json_t *reply, *ctx;
 	char title[96];
 
-	if (!web_require(&session, res, req, ROLE_READ, true))
+	if (!web_require_job_reader(&session, res, req, true))
 		return;
 	commitlog_get(&answer, req);
 	reply = answer.body != NULL

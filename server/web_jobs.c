@@ -214,7 +214,7 @@ void web_job_report(struct http_response *res, struct http_request *req)
 	long long job_id;
 	int rc;
 
-	if (!web_require(&session, res, req, ROLE_READ, true))
+	if (!web_require_job_reader(&session, res, req, true))
 		return;
 	if (id_parse(&job_id, req->params[0]) < 0) {
 		snprintf(text, sizeof(text), "no job '%s'", req->params[0]);
@@ -238,7 +238,7 @@ static void download(struct http_response *res, struct http_request *req,
 	char disposition[80];
 	long long job_id;
 
-	if (!web_require(&session, res, req, ROLE_READ, true) ||
+	if (!web_require_job_reader(&session, res, req, true) ||
 	    !path_job(&job_id, res, req, &session))
 		return;
 	handler(res, req);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../db.h"
+#include "store.h"
 #include "store_outbox.h"
 
 /* Keeps `text` (malloc'd, or NULL) in the facts' storage. */
@@ -198,4 +199,64 @@ int store_reports_queue(PGconn *conn, long long job_id,
 	/* The outbox's one INSERT lives with its other SQL. */
 	return store_outbox_insert(conn, job_id, recipients, recipient_count,
 				   subject, message);
+}
+
+/* How a key is stored and looked up: its hex SHA-256. */
+#define KEY_HASH(param) "encode(sha256(convert_to(" param ", 'UTF8')), 'hex')"
+
+int store_reports_add_key(PGconn *conn, long long job_id, const char *key)
+{
+	char id[STORE_INT_TEXT];
+	const char *params[2] = {store_int_text(id, job_id), key};
+	PGresult *r;
+
+	r = db_exec(conn,
+		    "INSERT INTO job_read_keys (job_id, key_hash)"
+		    " VALUES ($1, " KEY_HASH("$2") ")",
+		    2, params);
+	if (r == NULL)
+		return -1;
+	PQclear(r);
+	return 0;
+}
+
+int store_reports_key_opens(PGconn *conn, long long job_id, const char *key)
+{
+	char id[STORE_INT_TEXT];
+	const char *params[2] = {store_int_text(id, job_id), key};
+	PGresult *r = db_exec(
+	    conn,
+	    "SELECT 1 FROM job_read_keys WHERE job_id = $1"
+	    " AND key_hash = " KEY_HASH("$2") " AND revoked_at IS NULL",
+	    2, params);
+	int status = store_one_row(r);
+
+	if (status == STORE_FAILED)
+		return -1;
+	if (status == STORE_NOT_FOUND)
+		return 0;
+	PQclear(r);
+	return 1;
+}
+
+int store_reports_revoke_keys(PGconn *conn, long long job_id, long long *count)
+{
+	char id[STORE_INT_TEXT];
+	const char *params[1] = {store_int_text(id, job_id)};
+	PGresult *r =
+	    db_exec(conn, "SELECT 1 FROM jobs WHERE id = $1", 1, params);
+	int status = store_one_row(r);
+
+	if (status != STORE_OK)
+		return status;
+	PQclear(r);
+	r = db_exec(conn,
+		    "UPDATE job_read_keys SET revoked_at = now()"
+		    " WHERE job_id = $1 AND revoked_at IS NULL",
+		    1, params);
+	if (r == NULL)
+		return -1;
+	*count = strtoll(PQcmdTuples(r), NULL, 10);
+	PQclear(r);
+	return 0;
 }

@@ -56,4 +56,21 @@ int store_reports_queue(PGconn *conn, long long job_id,
 			const char *const *recipients, size_t recipient_count,
 			const char *subject, const char *message);
 
+/*
+ * Job read keys: what a report's links carry so that whoever got the
+ * report can read that job's pages, and only them, without an account.
+ * Stored hashed (SHA-256, as tokens are).
+ *
+ * store_reports_add_key keeps `key` as a read key of job `job_id`;
+ * store_reports_key_opens answers 1 when `key` is a live read key of job
+ * `job_id`, 0 when it is not (unknown, revoked, another job's), -1 on a
+ * database error; store_reports_revoke_keys revokes every live key of the
+ * job and sets *count to their number (STORE_NOT_FOUND: no such job).  Each
+ * returns 0 or -1 otherwise.
+ */
+int store_reports_add_key(PGconn *conn, long long job_id, const char *key);
+int store_reports_key_opens(PGconn *conn, long long job_id, const char *key);
+int store_reports_revoke_keys(PGconn *conn, long long job_id,
+			      long long *count);
+
 #endif

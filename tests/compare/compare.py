@@ -354,12 +354,15 @@ class Replay:
 class Normalizer:
     """Masks what legitimately differs between two runs of one recording:
     generated secrets (numbered in the order they first appear, so that
-    the same secret in two places stays the same mark), a claimed task's
-    lease (a random number since issue 11, a claim counter before),
-    timestamps of now, Message-IDs, the server's own directories and
-    port."""
+    the same secret in two places stays the same mark; the read keys of
+    report links on their own), a claimed task's lease (a random number
+    since issue 11, a claim counter before), timestamps of now,
+    Message-IDs, the server's own directories and port."""
 
     SECRET = re.compile(r"\bsb_[0-9a-f]{48}\b|\b[0-9a-f]{64}\b")
+    # A job's read key in a report link: numbered on their own, so that a
+    # server that makes them does not renumber every later secret.
+    READ_KEY = re.compile(r"([?&]key=)([0-9a-f]{64})\b")
     STAMP = re.compile(
         r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?"
         r"(Z|[+-]\d\d(:?\d\d)?)?\b")
@@ -377,6 +380,7 @@ class Normalizer:
 
     def __init__(self, server):
         self.secrets = {}
+        self.keys = {}
         self.paths = [(server.data, "<DATA>"), (server.mail, "<MAIL>"),
                       ("127.0.0.1:%d" % server.port, "<HOST>")]
 
@@ -391,7 +395,11 @@ class Normalizer:
         def stamp(m):
             s = m.group(0)
             return s if s.startswith(self.FIXTURE_DAY) else "<TIME>"
+        def read_key(m):
+            return m.group(1) + self.keys.setdefault(
+                m.group(2), "<KEY%d>" % (len(self.keys) + 1))
         text = self.AGE.sub(r"\1<AGE>", text)
+        text = self.READ_KEY.sub(read_key, text)
         text = self.SECRET.sub(secret, text)
         text = self.LEASE.sub(r"\1<LEASE>", text)
         text = self.STAMP.sub(stamp, text)

@@ -367,3 +367,71 @@ def a_change_on_a_merged_side_branch_is_found_on_the_dag(env):
     eq((done["verdict"], [c["commit"] for c in done["culprits"]]),
        ("regression", [side[2]]), "the culprit on the side branch")
     eq(done["culprits"][0]["parent"], side[1], "its parent on the branch")
+
+
+@test
+def report_links_open_the_job_page_with_a_read_key(env):
+    """The culprit's author, told by mail, has no account: the report's
+    links carry a key that opens this job's pages, read-only, and nothing
+    else, until the job's keys are revoked."""
+    from test_web import Browser
+    svc = env.svc
+    repo, shas = bench_repo(os.path.join(env.root, "keys"), 8, {5: 950.0})
+    svc.register("keys", repo, "keys-tc")
+    job = svc.submit({"repo": "keys", "testcase": "keys-tc", "good": shas[0],
+                      "bad": shas[-1], "notify": ["dev@example.org"]})
+    jid = job["id"]
+    done = svc.wait(jid)
+    eq((done["verdict"], done["culprit"]), ("regression", shas[5]), "verdict")
+    status, text = svc.api.call("GET", "/api/v1/jobs/%d/report" % jid, token=svc.read_token)
+    eq(status, 200, "report")
+    body = email.message_from_string(text, policy=email.policy.default).get_content()
+    check("/api/" not in body, "the report links pages, not the API")
+    keys = set(re.findall(r"/jobs/%d[^\s?]*\?key=([0-9a-f]+)\s" % jid, body))
+    eq(len(keys), 1, "one key in every link: %r" % keys)
+    key = keys.pop()
+    eq(len(key), 64, "a 256-bit key")
+    links = re.findall(r"https?://\S+(/jobs/%d\S*)" % jid, body)
+    eq(sorted(links), sorted(["/jobs/%d?key=%s" % (jid, key),
+                              "/jobs/%d/runs.csv?key=%s" % (jid, key),
+                              "/jobs/%d/runs.json?key=%s" % (jid, key),
+                              "/jobs/%d/report?key=%s" % (jid, key)]),
+       "the job page, raw runs and the Closes: tag carry the key")
+    check([l for l in body.splitlines() if l.startswith("| Closes: ") and
+           l.endswith("/jobs/%d/report?key=%s" % (jid, key))],
+          "Closes: names the report page")
+
+    anyone = Browser(svc.url)  # no session, no token
+    status, _, page = anyone.get("/jobs/%d?key=%s" % (jid, key))
+    eq(status, 200, "the job page opens with the key")
+    check(shas[5] in page, "it shows the culprit")
+    check('data-live-url="/jobs/%d/live?key=%s"' % (jid, key) in page,
+          "the page's live part keeps the key")
+    check("/cancel" not in page and "/rerun" not in page, "nothing to change on it")
+    for path in ("/live", "/report", "/runs.csv", "/runs.json",
+                 "/commits/%s/log" % shas[5]):
+        status, _, _ = anyone.get("/jobs/%d%s?key=%s" % (jid, path, key))
+        eq(status, 200, "%s with the key" % path)
+    status, hdrs, _ = anyone.get("/jobs/%d" % jid)
+    check(status == 303 and hdrs["Location"].startswith("/signin"),
+          "without the key the page asks to sign in: %d" % status)
+    for path, what in (("/jobs/%d?key=%s" % (jid, "0" * 64), "a wrong key"),
+                       ("/jobs/%d?key=%s" % (jid + 1, key), "another job"),
+                       ("/jobs/%d/report?key=%s" % (jid + 1000, key), "no such job")):
+        status, _, _ = anyone.get(path)
+        eq(status, 403, what)
+    status, _ = svc.api.call("GET", "/api/v1/jobs/%d" % jid, token=key)
+    eq(status, 401, "the key is no API token")
+    status, _, _ = anyone.post("/jobs/%d/cancel?key=%s" % (jid, key), {})
+    check(status in (303, 401, 403), "the key cannot act on the job: %d" % status)
+
+    status, _ = svc.api.call("DELETE", "/api/v1/jobs/%d/keys" % jid, token=svc.read_token)
+    eq(status, 403, "revoking needs the submit role")
+    eq(svc.api.ok("DELETE", "/api/v1/jobs/%d/keys" % jid, token=svc.submit_token),
+       {"job": jid, "revoked": 1}, "revoked")
+    status, _, _ = anyone.get("/jobs/%d?key=%s" % (jid, key))
+    eq(status, 403, "a revoked key opens nothing")
+    status, _, _ = Browser(svc.url).sign_in(svc.read_token).get("/jobs/%d" % jid)
+    eq(status, 200, "people with an account still read the job")
+    status, _ = svc.api.call("DELETE", "/api/v1/jobs/999999/keys", token=svc.submit_token)
+    eq(status, 404, "no such job")

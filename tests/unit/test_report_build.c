@@ -193,6 +193,7 @@ static void fixture_init(struct fixture *f)
 	    .samples = &f->samples,
 	    .date = "Thu, 01 Jan 2026 00:00:00 +0000",
 	    .message_id = "<statbisect.job7.00ff@host>",
+	    .link_key = "0a1b",
 	};
 }
 
@@ -258,10 +259,16 @@ static void test_report_build__regression(void **state)
 	assert_line(mail.message, "\tmode: fast slow");
 	assert_line(mail.message, "| Reported-by: statbisect robot "
 				  "<robot@sb.example>");
+	/* Every link opens a page of the job with its read key, none the
+	 * API (a reader without an account has no token). */
 	assert_line(mail.message,
-		    "| Closes: http://sb.example:8080/api/v1/jobs/7/report");
-	assert_line(mail.message, "http://sb.example:8080/jobs/7");
-	assert_line(mail.message, "http://sb.example:8080/jobs/7/runs.csv");
+		    "| Closes: http://sb.example:8080/jobs/7/report?key=0a1b");
+	assert_line(mail.message, "http://sb.example:8080/jobs/7?key=0a1b");
+	assert_line(mail.message,
+		    "http://sb.example:8080/jobs/7/runs.csv?key=0a1b");
+	assert_line(mail.message,
+		    "http://sb.example:8080/jobs/7/runs.json?key=0a1b");
+	assert_null(strstr(mail.message, "/api/"));
 	assert_line(mail.message,
 		    "\tgit clone '/srv/git/toy repo' toy && cd toy && "
 		    "git checkout " SHA_CULPRIT);
@@ -327,6 +334,7 @@ static void test_report_build__inconclusive_says_why(void **state)
 	f.commits[0].build_failed = true;
 	f.job.branch = "\x01\x02";
 	f.job.build = NULL;
+	f.job.link_key = NULL;
 	assert_int_equal(report_build(&mail, &f.job), 0);
 	assert_string_equal(mail.subject, "[toy:?] inconclusive result for "
 					  "ops in 1111111111..4444444444");
@@ -334,8 +342,10 @@ static void test_report_build__inconclusive_says_why(void **state)
 		    "No commit was bisected: the good end did not build.");
 	assert_line(mail.message, "Build logs of the commits that did not "
 				  "build (skipped):");
-	assert_line(mail.message, "http://sb.example:8080/api/v1/jobs/7/"
-				  "commits/" SHA_GOOD "/log");
+	/* Without a key the links are the pages all the same. */
+	assert_line(mail.message,
+		    "http://sb.example:8080/jobs/7/commits/" SHA_GOOD "/log");
+	assert_line(mail.message, "http://sb.example:8080/jobs/7");
 	assert_null(strstr(mail.message, "\tmake"));
 	report_mail_clear(&mail);
 	report_samples_clear(&f.samples);
