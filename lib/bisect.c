@@ -36,6 +36,9 @@
 /* How far (in standard errors) a commit's location may sit from the level
  * it is classified to, and must sit from both to be "neither". */
 #define Z_CONSISTENT 2.5
+/* The clipped runs' own spread replaces the noise's sd when it is larger
+ * at this level (a chi-squared test). */
+#define ALPHA_SPREAD 0.01
 #define Z_NEITHER 3.5
 #define MAX_SEGMENTS (2 * BISECT_MAX_CULPRITS)
 /* A level is estimated from its newest commits, at most this many. */
@@ -474,6 +477,27 @@ static enum comparison compare_endpoints(struct engine *e, double *p_out)
 enum decision { DECIDE_NONE, DECIDE_LOW, DECIDE_HIGH, DECIDE_NEITHER };
 
 /*
+ * The variance of clipped runs (in units of the noise's sd squared) to
+ * classify with: 1 as the noise's sd says, unless the levels' clipped
+ * runs (sum of squares `ss` on `dof` degrees of freedom) show clearly
+ * more, as a second mode or a long tail does; then theirs.  Taking theirs
+ * whenever it is known would spend runs on its sampling noise where the
+ * noise's sd, known from every decided commit, is as good.
+ */
+static double clipped_variance(double ss, size_t dof)
+{
+	double pooled;
+
+	if (dof < POOLED_DOF_MIN || !(ss > 0))
+		return 1.0;
+	pooled = ss / (double)dof;
+	if (pooled * (double)dof >
+	    gsl_cdf_chisq_Qinv(ALPHA_SPREAD, (double)dof))
+		return pooled;
+	return 1.0;
+}
+
+/*
  * Replays the sequential test of one commit over its runs in order and
  * returns the first decision reached (DECIDE_NONE if none yet).  *llr_out
  * receives the log-likelihood ratio at that point (positive: high).
@@ -518,9 +542,7 @@ static enum decision classify(struct engine *e, const struct level *low,
 	level_clipped(e, high, half, clip, &high_z, &ss_high, &dof_high);
 	ss += ss_high;
 	dof += dof_high;
-	/* The clipped runs' variance, from the levels once they have the
-	 * runs to tell it; 1 (the noise's sd) before. */
-	var_z = dof >= POOLED_DOF_MIN && ss > 0 ? ss / (double)dof : 1.0;
+	var_z = clipped_variance(ss, dof);
 	for (j = 0; j < total; j++) {
 		double x = j < c->value_count
 			       ? c->values[j]
