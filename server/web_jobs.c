@@ -164,7 +164,14 @@ void web_dashboard(struct http_response *res, struct http_request *req)
 			"testcases", web_jobs_names(true, filter.testcase),
 			"states", states, "total", (json_int_t)list.total,
 			"page", (json_int_t)page, "pages", (json_int_t)pages);
-	if (ctx != NULL && page > 1)
+	/* Past the end: say so and link to the first page (issue 15). */
+	if (ctx != NULL && page > pages) {
+		json_object_set_new(ctx, "past_end", json_true());
+		json_object_set_new(ctx, "first_href",
+				    dashboard_href(filter.repo,
+						   filter.testcase,
+						   filter.state, 1));
+	} else if (ctx != NULL && page > 1)
 		json_object_set_new(ctx, "prev_href",
 				    dashboard_href(filter.repo,
 						   filter.testcase,

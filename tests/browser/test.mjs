@@ -259,6 +259,75 @@ try {
 		await shoot(page, 'watch-history');
 	});
 
+	await step('a page past the end of the job list says so and links back', async () => {
+		await page.goto(url + '/?page=99');
+		const count = await page.locator('#job-count').textContent();
+		expect(!count.includes('page 99 of'), `count line: ${count}`);
+		expect(count.includes('No page 99'), `count line says there is no page 99: ${count}`);
+		const back = page.locator('nav.pages a[rel="first"]');
+		expect(await back.count() === 1, 'a link back to the last page');
+		await back.click();
+		await page.locator('table.jobs tbody tr', { hasText: `#${jobId}` }).waitFor();
+		const again = await page.locator('#job-count').textContent();
+		expect(again.includes('page 1 of 1'), `after the link: ${again}`);
+	});
+
+	// Every page at a 390-pixel phone: nothing wider than the screen, and
+	// no plot that needs scrolling sideways to be seen whole.
+	async function fitsPhone(pathname, wanted) {
+		await page.setViewportSize(phone);
+		try {
+			await page.goto(url + pathname);
+			if (wanted) {
+				await page.locator(wanted).first().waitFor({ timeout: 10000 })
+					.catch(() => { throw new Error(`${pathname}: no ${wanted}`); });
+			}
+			const sizes = await page.evaluate(() => ({
+				document: Math.max(document.documentElement.scrollWidth,
+					document.body.scrollWidth),
+				plots: [...document.querySelectorAll('.plot-scroll')].map(
+					(d) => d.scrollWidth - d.clientWidth),
+			}));
+			const bad = [];
+			if (sizes.document > phone.width) {
+				bad.push(`${pathname} is ${sizes.document} px wide`);
+			}
+			sizes.plots.forEach((over, i) => {
+				if (over > 0) {
+					bad.push(`${pathname} plot ${i + 1} is cut off by ${over} px`);
+				}
+			});
+			return bad;
+		} finally {
+			await page.setViewportSize(desktop);
+		}
+	}
+
+	await step('every page fits a 390-pixel phone', async () => {
+		const job = await api(`/api/v1/jobs/${jobId}`);
+		const tested = job.commits.find((c) => c.runs.length > 0);
+		let bad = [];
+		for (const [p, w] of [['/', 'table.jobs'], ['/jobs/new', 'form'],
+			[`/jobs/${jobId}`, '#plot-pair svg'],
+			[`/jobs/${jobId}/commits/${tested.commit}/log`, '#outcome'],
+			['/?page=99', '#job-count'], ['/jobs/999999', 'main']]) {
+			bad = bad.concat(await fitsPhone(p, w));
+		}
+		// The admin pages, signed in with an admin token.
+		await page.goto(url + '/');
+		await page.getByRole('button', { name: /sign out/i }).click();
+		await page.goto(url + '/signin');
+		bad = bad.concat(await fitsPhone('/signin', 'form'));
+		await page.getByLabel('Token').fill(env.SB_ADMIN_TOKEN);
+		await page.getByRole('button', { name: 'Sign in' }).click();
+		await page.waitForURL(url + '/');
+		for (const p of ['/admin/repos', '/admin/testcases', '/admin/tokens',
+			'/admin/workers']) {
+			bad = bad.concat(await fitsPhone(p, 'h1'));
+		}
+		expect(bad.length === 0, bad.join('; '));
+	});
+
 	await step('no script errors on any page', async () => {
 		expect(pageErrors.length === 0, pageErrors.join('; '));
 	});
