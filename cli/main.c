@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "id.h"
+#include "jsonout.h"
 #include "remote.h"
 #include "watch.h"
 
@@ -38,6 +39,7 @@ struct cli_options {
 	const char *repo, *testcase, *good, *bad;
 	json_t *notify; /* array of strings */
 	bool wait, json, poll_given;
+	long long runs_min, runs_max; /* 0: the testcase's */
 	double poll_s;
 	long long job_id;
 };
@@ -47,8 +49,10 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: statbisect submit --repo NAME --testcase NAME"
 		" --good REV --bad REV\n"
-		"                         [--notify ADDRESS]... [--wait]"
-		" [--poll SECONDS] [--json]\n"
+		"                         [--notify ADDRESS]..."
+		" [--runs-min N] [--runs-max N]\n"
+		"                         [--wait] [--poll SECONDS]"
+		" [--json]\n"
 		"       statbisect status JOB [--wait] [--poll SECONDS]"
 		" [--json]\n"
 		"       statbisect report JOB\n"
@@ -308,8 +312,8 @@ static void print_verdict(FILE *out, json_t *job)
 
 static void print_json(json_t *value)
 {
-	json_dumpf(value, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-	fputc('\n', stdout);
+	if (jsonout_print(stdout, value) < 0)
+		fail("out of memory");
 }
 
 /* A labelled line of the status summary, if `value` is there. */
@@ -473,6 +477,12 @@ static int cmd_submit(struct remote *remote, const struct cli_options *o)
 		return fail("the arguments must be UTF-8 text");
 	if (json_array_size(o->notify) > 0)
 		json_object_set(body, "notify", o->notify);
+	if (o->runs_min > 0)
+		json_object_set_new(body, "runs_min",
+				    json_integer(o->runs_min));
+	if (o->runs_max > 0)
+		json_object_set_new(body, "runs_max",
+				    json_integer(o->runs_max));
 	if (remote_call(remote, "POST", "/api/v1/jobs", body, &reply, &err) <
 	    0) {
 		status = fail("%s", err != NULL ? err : "out of memory");
@@ -486,9 +496,7 @@ static int cmd_submit(struct remote *remote, const struct cli_options *o)
 			     : reply_failed(&reply);
 		goto out;
 	}
-	fprintf(stderr,
-		"job %lld submitted: %lld candidates, %s/api/v1/jobs/"
-		"%lld\n",
+	fprintf(stderr, "job %lld submitted: %lld candidates, %s/jobs/%lld\n",
 		int_field(job, "id"), int_field(job, "candidates"),
 		remote_server_url(remote), int_field(job, "id"));
 	if (o->wait) {
@@ -585,7 +593,9 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 		OPT_JSON,
 		OPT_SERVER,
 		OPT_TOKEN,
-		OPT_POLL
+		OPT_POLL,
+		OPT_RUNS_MIN,
+		OPT_RUNS_MAX
 	};
 	static const struct option options[] = {
 	    {"repo", required_argument, NULL, OPT_REPO},
@@ -598,6 +608,8 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 	    {"server", required_argument, NULL, OPT_SERVER},
 	    {"token", required_argument, NULL, OPT_TOKEN},
 	    {"poll", required_argument, NULL, OPT_POLL},
+	    {"runs-min", required_argument, NULL, OPT_RUNS_MIN},
+	    {"runs-max", required_argument, NULL, OPT_RUNS_MAX},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -645,6 +657,17 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 					    optarg);
 			o->poll_given = true;
 			break;
+		case OPT_RUNS_MIN:
+		case OPT_RUNS_MAX:
+			if (!parse_job_id(optarg, opt == OPT_RUNS_MIN
+						      ? &o->runs_min
+						      : &o->runs_max))
+				return fail("%s takes a whole number of runs, "
+					    "not '%s'",
+					    opt == OPT_RUNS_MIN ? "--runs-min"
+								: "--runs-max",
+					    optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			return CLI_EXIT_GOOD;
@@ -683,9 +706,11 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 	} else {
 		if (o->repo != NULL || o->testcase != NULL ||
 		    o->good != NULL || o->bad != NULL ||
-		    json_array_size(o->notify) > 0)
-			return fail("--repo, --testcase, --good, --bad and "
-				    "--notify are for submit only");
+		    json_array_size(o->notify) > 0 || o->runs_min > 0 ||
+		    o->runs_max > 0)
+			return fail("--repo, --testcase, --good, --bad, "
+				    "--notify, --runs-min and --runs-max are "
+				    "for submit only");
 		if (optind + 1 != argc)
 			return fail("%s takes one job id", o->command);
 		if (id_parse(&o->job_id, argv[optind]) < 0)

@@ -77,7 +77,8 @@ def regression_exits_1_and_prints_the_culprit(env):
     match = re.match(r"^job (\d+) submitted: 15 candidates, (\S+)$", first)
     check(match, "submission line %r" % first)
     job_id = int(match.group(1))
-    eq(match.group(2), "%s/api/v1/jobs/%d" % (svc.url, job_id), "job URL")
+    # The job page a browser opens, not the API (issue 15).
+    eq(match.group(2), "%s/jobs/%d" % (svc.url, job_id), "job page URL")
     check_progress(err, job_id)
     job = svc.api.ok("GET", "/api/v1/jobs/%d" % job_id, token=svc.read_token)
     eq((job["verdict"], job["culprit"], job["notify"]),
@@ -237,8 +238,11 @@ def missing_or_bad_token_and_bad_usage_exit_2(env):
               "statbisect: --poll takes seconds from 0.1 to 3600, not '0'\n"),
              (["status", "1", "--poll", "2"], "statbisect: --poll needs --wait\n"),
              (["status", "1", "--repo", "x"],
-              "statbisect: --repo, --testcase, --good, --bad and --notify are for "
-              "submit only\n"),
+              "statbisect: --repo, --testcase, --good, --bad, --notify, --runs-min and "
+              "--runs-max are for submit only\n"),
+             (["status", "1", "--runs-max", "5"],
+              "statbisect: --repo, --testcase, --good, --bad, --notify, --runs-min and "
+              "--runs-max are for submit only\n"),
              (submit[:-2], "statbisect: submit needs --repo, --testcase, --good and --bad\n"),
              (submit + ["extra"], "statbisect: submit takes no argument 'extra'\n"),
              (submit + ["--frob"], "statbisect: unknown option '--frob' (see --help)\n"),
@@ -255,3 +259,37 @@ def missing_or_bad_token_and_bad_usage_exit_2(env):
     eq((code, err), (0, ""), "--help")
     check(out.startswith("usage: statbisect submit") and "STATBISECT_TOKEN" in out,
           "--help text: %r" % out)
+
+
+NUMBER = re.compile(r'(?<![\w."])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w"])')
+
+
+@test
+def submit_takes_runs_bounds_and_json_prints_shortest_decimals(env):
+    m = made(env)
+    svc, flat = env.svc, m["flat_shas"]
+    code, out, err = cli(svc, "submit", "--repo", P + "flat", "--testcase", P + "flat-tc",
+                         "--good", flat[0], "--bad", flat[-1], "--runs-min", "4",
+                         "--runs-max", "6", "--wait", "--json", "--poll", "0.2")
+    job = json.loads(out)
+    # So few runs on a flat range may leave the job inconclusive (exit 2).
+    eq((code, job["state"]), (0 if job["verdict"] == "no-change" else 2, "done"),
+       "the job ended; stderr:\n" + err)
+    eq((job["runs_min"], job["runs_max"]), (4, 6), "the bounds reach the job")
+    check(all(4 <= len(c["runs"]) <= 6 for c in job["commits"] if c["runs"]),
+          "every tested commit ran 4 to 6 times")
+    # Every decimal as the shortest text that reads back as the same
+    # double: what Python's repr gives.
+    decimals = [t for t in NUMBER.findall(out) if "." in t or "e" in t.lower()]
+    check(decimals, "the job has decimals")
+    for text in decimals:
+        eq(text, repr(float(text)), "shortest round-trip decimal")
+    code, out, err = cli(svc, "submit", "--repo", P + "flat", "--testcase", P + "flat-tc",
+                         "--good", flat[0], "--bad", flat[-1], "--runs-min", "x")
+    eq((code, out, err), (2, "", "statbisect: --runs-min takes a whole number of runs, "
+                          "not 'x'\n"), "a bad --runs-min")
+    code, out, err = cli(svc, "submit", "--repo", P + "flat", "--testcase", P + "flat-tc",
+                         "--good", flat[0], "--bad", flat[-1], "--runs-min", "9",
+                         "--runs-max", "3")
+    eq(code, 2, "the server refuses runs_min above runs_max: " + err)
+    check(err.startswith("statbisect: ") and "runs" in err, "its message: %r" % err)
