@@ -251,10 +251,13 @@ int db_migrate(PGconn *conn, const char *sql_dir)
 
 	if (db_simple(conn, "SELECT pg_advisory_lock(421337)") < 0)
 		return -1;
-	if (db_simple(conn,
+	/* Quietly: no NOTICE that the table exists on every start. */
+	if (db_simple(conn, "SET client_min_messages TO warning") < 0 ||
+	    db_simple(conn,
 		      "CREATE TABLE IF NOT EXISTS schema_migrations ("
 		      " version text PRIMARY KEY,"
-		      " applied_at timestamptz NOT NULL DEFAULT now())") < 0)
+		      " applied_at timestamptz NOT NULL DEFAULT now())") < 0 ||
+	    db_simple(conn, "RESET client_min_messages") < 0)
 		goto out;
 	n = scandir(sql_dir, &entries, is_migration, alphasort);
 	if (n < 0) {
