@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The browser test, as `make check` runs it: installs what it lacks (Debian's
-# chromium, and playwright-core from npm at the version package-lock.json
-# pins), then tests/browser/run.py starts PostgreSQL, the server and a worker
-# and drives Chromium through test.mjs.  Prints 'browser: N passed, N failed'.
+# chromium; from npm, at the versions package-lock.json pins, playwright-core
+# and the strict OpenAPI validators of openapi.mjs), then tests/browser/run.py
+# starts PostgreSQL, the server and a worker and drives Chromium through
+# test.mjs.  Prints 'browser: N passed, N failed'.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -27,14 +28,17 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	apt_install nodejs npm
 fi
 
-# npm ci only when the installed playwright-core is not the locked one.
-want=$(sed -n '/"node_modules\/playwright-core"/,/}/s/.*"version": "\(.*\)".*/\1/p' \
-	"$here/package-lock.json")
-have=$(sed -n 's/.*"version": "\(.*\)".*/\1/p' \
-	"$here/node_modules/playwright-core/package.json" 2>/dev/null |
-	head -n 1 || true)
-if [ "$want" != "$have" ]; then
-	echo "browser: npm ci (playwright-core $want)"
+# npm ci only when an installed package is not the locked one (playwright-
+# core, and the OpenAPI validators openapi.mjs uses).
+if ! (cd "$here" && node -e '
+const fs = require("fs");
+const lock = JSON.parse(fs.readFileSync("package-lock.json", "utf8"));
+for (const [dir, entry] of Object.entries(lock.packages)) {
+	if (dir === "") continue;
+	const have = JSON.parse(fs.readFileSync(dir + "/package.json", "utf8"));
+	if (have.version !== entry.version) process.exit(1);
+}' 2>/dev/null); then
+	echo "browser: npm ci (package-lock.json)"
 	(cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
+import { openapiLoad } from './openapi.mjs';
 
 const env = process.env;
 const url = env.SB_URL;
@@ -326,6 +327,44 @@ try {
 			bad = bad.concat(await fitsPhone(p, 'h1'));
 		}
 		expect(bad.length === 0, bad.join('; '));
+	});
+
+	await step('live API answers match web/openapi.yaml under a strict validator', async () => {
+		const spec = await openapiLoad(new URL('../../web/openapi.yaml', import.meta.url).pathname);
+		const problems = [];
+		async function call(method, pathname, template, body) {
+			const r = await fetch(url + pathname, {
+				method,
+				headers: { Authorization: 'Bearer ' + env.SB_ADMIN_TOKEN,
+					'Content-Type': 'application/json' },
+				body: body === undefined ? undefined : JSON.stringify(body),
+			});
+			const answer = await r.json();
+			problems.push(...spec.validate(method, template, String(r.status), answer));
+			return answer;
+		}
+		const job = await call('GET', `/api/v1/jobs/${jobId}`, '/api/v1/jobs/{id}');
+		await call('GET', '/healthz', '/healthz');
+		await call('GET', '/api/v1/jobs', '/api/v1/jobs');
+		await call('GET', `/api/v1/jobs/${jobId}/runs`, '/api/v1/jobs/{id}/runs');
+		await call('GET', `/api/v1/jobs/${jobId}/commits/${job.culprit}/log`,
+			'/api/v1/jobs/{id}/commits/{sha}/log');
+		await call('GET', '/api/v1/jobs/999999', '/api/v1/jobs/{id}');
+		await call('GET', '/api/v1/repos', '/api/v1/repos');
+		await call('GET', '/api/v1/testcases', '/api/v1/testcases');
+		await call('GET', '/api/v1/workers', '/api/v1/workers');
+		// A queued job: verdict and finished_at are null.
+		const again = await call('POST', `/api/v1/jobs/${jobId}/rerun`,
+			'/api/v1/jobs/{id}/rerun', {});
+		expect(again.verdict === null && again.finished_at === null,
+			'the rerun is queued with null verdict and finished_at');
+		await call('DELETE', `/api/v1/jobs/${again.id}`, '/api/v1/jobs/{id}');
+		// A token: revoked_at null, then set.
+		const token = await call('POST', '/api/v1/tokens', '/api/v1/tokens',
+			{ name: 'openapi-check', role: 'read' });
+		await call('GET', '/api/v1/tokens', '/api/v1/tokens');
+		await call('DELETE', `/api/v1/tokens/${token.id}`, '/api/v1/tokens/{id}');
+		expect(problems.length === 0, problems.join('; '));
 	});
 
 	await step('no script errors on any page', async () => {
