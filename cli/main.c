@@ -659,9 +659,9 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 			break;
 		case OPT_RUNS_MIN:
 		case OPT_RUNS_MAX:
-			if (!parse_job_id(optarg, opt == OPT_RUNS_MIN
-						      ? &o->runs_min
-						      : &o->runs_max))
+			if (id_parse(opt == OPT_RUNS_MIN ? &o->runs_min
+							 : &o->runs_max,
+				     optarg) < 0)
 				return fail("%s takes a whole number of runs, "
 					    "not '%s'",
 					    opt == OPT_RUNS_MIN ? "--runs-min"
