@@ -17,6 +17,7 @@
 #include "report.h"
 #include "scheduler.h"
 #include "server.h"
+#include "store/store_jobs.h"
 #include "store/store_patches.h"
 #include "strbuf.h"
 #include "utf8.h"
@@ -409,9 +410,7 @@ static bool store_job(struct http_response *res, PGconn *conn,
 		      long long *job_id)
 {
 	struct store_patch *patches = calloc(s->count, sizeof(*patches));
-	char **links = calloc(s->count, sizeof(*links)), id[24];
-	const char *params[1] = {id};
-	PGresult *r = NULL;
+	char **links = calloc(s->count, sizeof(*links));
 	bool ok = false;
 	size_t i;
 
@@ -426,10 +425,7 @@ static bool store_job(struct http_response *res, PGconn *conn,
 	}
 	if (store_patches_insert_job(conn, job, patches, s->count, job_id) < 0)
 		goto failed;
-	snprintf(id, sizeof(id), "%lld", *job_id);
-	r = db_exec(conn, "SELECT id FROM jobs WHERE id = $1 FOR UPDATE", 1,
-		    params);
-	if (r == NULL ||
+	if (store_jobs_lock(conn, *job_id, NULL) != STORE_OK ||
 	    sched_advance(conn, *job_id, server_config.base_url) < 0 ||
 	    db_commit(conn) < 0)
 		goto failed;
@@ -439,7 +435,6 @@ failed:
 	db_rollback(conn);
 	http_db_failed(res);
 out:
-	PQclear(r);
 	for (i = 0; patches != NULL && links != NULL && i < s->count; i++) {
 		json_decref(patches[i].recipients);
 		free(links[i]);
