@@ -1,10 +1,12 @@
 /*
  * The web UI: server-rendered pages from web/templates, static files from
  * web/static, both found beside the bin/ directory of this program.  Pages
- * reach the data through the REST handlers where those exist, so the UI
- * and the API show the same thing; every page answer carries a Content
- * Security Policy without inline script.
+ * reach the data through the same service functions as the REST handlers
+ * (jobs.c, tokens.c, workers_list_json, ...), so the UI and the API show
+ * the same thing; every page answer carries a Content Security Policy
+ * without inline script.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -260,6 +262,24 @@ void web_redirect(struct http_response *res, const char *location)
 	free(res->location);
 	res->location = strdup(location);
 	http_text(res, 303, "text/plain; charset=utf-8", "See Other\n");
+}
+
+json_t *web_notify_list(const char *text)
+{
+	json_t *list = json_array();
+	const char *p = text != NULL ? text : "";
+
+	while (*p != '\0') {
+		size_t n;
+
+		while (*p == ',' || *p == ';' || isspace((unsigned char)*p))
+			p++;
+		n = strcspn(p, ",; \t\r\n");
+		if (n > 0)
+			json_array_append_new(list, json_stringn(p, n));
+		p += n;
+	}
+	return list;
 }
 
 void web_age(char *buf, size_t size, const char *iso)

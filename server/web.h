@@ -112,6 +112,10 @@ void web_security_headers(struct http_response *res);
 /* Age of an ISO 8601 UTC timestamp as "5 s", "3 min", "2 h", "4 d". */
 void web_age(char *buf, size_t size, const char *iso);
 
+/* A form's notify field as the API's list: the addresses in `text` (NULL:
+ * none) split at commas, semicolons and white space. */
+json_t *web_notify_list(const char *text);
+
 /* web_jobs.c */
 
 /* The registered repositories' (or testcases') names as a select's

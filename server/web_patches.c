@@ -1,6 +1,5 @@
 /* The web form of patch jobs (issue 13): GET and POST /jobs/new-patch, a
  * thin adapter over patches_submit. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,25 +63,6 @@ void web_patch_new(struct http_response *res, struct http_request *req)
 	json_decref(values);
 }
 
-/* The notify field as an array: addresses split at commas and spaces. */
-static json_t *notify_list(const char *text)
-{
-	json_t *list = json_array();
-	const char *p = text != NULL ? text : "";
-
-	while (*p != '\0') {
-		size_t n;
-
-		while (*p == ',' || *p == ';' || isspace((unsigned char)*p))
-			p++;
-		n = strcspn(p, ",; \t\r\n");
-		if (n > 0)
-			json_array_append_new(list, json_stringn(p, n));
-		p += n;
-	}
-	return list;
-}
-
 void web_patch_submit(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
@@ -104,7 +84,8 @@ void web_patch_submit(struct http_response *res, struct http_request *req)
 		    json_string_value(json_object_get(form, patch_fields[i]));
 
 		if (strcmp(patch_fields[i], "notify") == 0)
-			json_object_set_new(body, "notify", notify_list(v));
+			json_object_set_new(body, "notify",
+					    web_notify_list(v));
 		else if (v != NULL &&
 			 (v[0] != '\0' || strcmp(patch_fields[i], "archive")))
 			json_object_set_new(body, patch_fields[i],
