@@ -137,34 +137,107 @@ static void report_put_stddev(struct strbuf *b, const struct report_side *side)
 		strbuf_append(b, "      ");
 }
 
+/* One row of `count` columns: the first column's mean and stddev, then
+ * for each further column its change against the first, its mean and
+ * its stddev; two spaces and the metric.  Two columns are the robot's
+ * row. */
+static int report_put_row_columns(struct strbuf *b, const char *metric,
+				  const struct report_side *sides,
+				  const double *changes, size_t count)
+{
+	char value[64];
+	bool absolute;
+	size_t k;
+	int error;
+
+	if (!report_is_line(metric) || !sides || count < 1)
+		return -EINVAL;
+	for (k = 0; k < count; k++)
+		if (k > 0 && !isfinite(changes[k]))
+			return -EINVAL;
+	absolute = report_metric_is_absolute(metric);
+	for (k = 0; k < count; k++) {
+		if ((error = report_format_value(value, sizeof(value),
+						 sides[k].mean)) < 0)
+			return error;
+		if (k > 0) {
+			if (fabs(changes[k]) < 100000)
+				strbuf_printf(b, "%+*.1f", REPORT_REL_WIDTH,
+					      changes[k]);
+			else
+				strbuf_printf(b, "%+*.2g", REPORT_REL_WIDTH,
+					      changes[k]);
+			strbuf_append(b, absolute ? "  " : "% ");
+		}
+		strbuf_printf(b, "%*s", REPORT_ABS_WIDTH, value);
+		report_put_stddev(b, &sides[k]);
+	}
+	strbuf_printf(b, "  %s\n", metric);
+	return 0;
+}
+
 static int report_put_row(struct strbuf *b, const char *metric,
 			  const struct report_side *base,
 			  const struct report_side *culprit, double change)
 {
-	char base_value[64], culprit_value[64];
-	bool absolute;
+	struct report_side sides[2];
+	double changes[2] = {0, change};
+
+	if (!base || !culprit)
+		return -EINVAL;
+	sides[0] = *base;
+	sides[1] = *culprit;
+	return report_put_row_columns(b, metric, sides, changes, 2);
+}
+
+int report_format_row_columns(char **out, const char *metric,
+			      const struct report_side *sides, size_t count)
+{
+	struct strbuf b = STRBUF_INIT;
+	double changes[REPORT_COLUMNS_MAX];
+	size_t k;
 	int error;
 
-	if (!report_is_line(metric) || !base || !culprit || !isfinite(change))
+	if (!out)
 		return -EINVAL;
-	if ((error = report_format_value(base_value, sizeof(base_value),
-					 base->mean)) < 0 ||
-	    (error = report_format_value(culprit_value, sizeof(culprit_value),
-					 culprit->mean)) < 0)
+	*out = NULL;
+	if (!report_is_line(metric) || !sides || count < 1 ||
+	    count > REPORT_COLUMNS_MAX)
+		return -EINVAL;
+	for (k = 0; k < count; k++) {
+		if (!isfinite(sides[k].mean))
+			return -EINVAL;
+		changes[k] =
+		    report_change_of(metric, sides[0].mean, sides[k].mean);
+	}
+	error = report_put_row_columns(&b, metric, sides, changes, count);
+	if (error < 0) {
+		strbuf_clear(&b);
 		return error;
-	absolute = report_metric_is_absolute(metric);
+	}
+	return report_finish(&b, out);
+}
 
-	strbuf_printf(b, "%*s", REPORT_ABS_WIDTH, base_value);
-	report_put_stddev(b, base);
-	if (fabs(change) < 100000)
-		strbuf_printf(b, "%+*.1f", REPORT_REL_WIDTH, change);
-	else
-		strbuf_printf(b, "%+*.2g", REPORT_REL_WIDTH, change);
-	strbuf_append(b, absolute ? "  " : "% ");
-	strbuf_printf(b, "%*s", REPORT_ABS_WIDTH, culprit_value);
-	report_put_stddev(b, culprit);
-	strbuf_printf(b, "  %s\n", metric);
-	return 0;
+void report_put_table_head(struct strbuf *b, const char *const *shas,
+			   size_t count)
+{
+	size_t k;
+
+	for (k = 0; k < count; k++)
+		strbuf_printf(b, k ? "%27.27s " : "%16.16s ", shas[k]);
+	strbuf_append(b, "\n");
+	for (k = 0; k < count; k++)
+		strbuf_append(b, k ? "--------------------------- "
+				   : "---------------- ");
+	strbuf_append(b, "\n");
+	for (k = 0; k < count; k++)
+		strbuf_append(b, k ? "     %change         %stddev"
+				   : "         %stddev");
+	strbuf_append(b, "\n");
+	for (k = 0; k < count; k++)
+		strbuf_append(b, k ? "        |                \\  "
+				   : "             \\  ");
+	strbuf_append(b, "\n");
 }
 
 int report_format_row_with_change(char **out, const char *metric,
@@ -520,10 +593,7 @@ static int report_put_table(struct strbuf *b, const struct report_input *in)
 	if (new_subject)
 		strbuf_printf(b, " (\"%s\")", new_subject);
 	strbuf_append(b, "\n\n");
-	strbuf_printf(b, "%16.16s %27.27s \n", base_sha, new_sha);
-	strbuf_append(b, "---------------- --------------------------- \n");
-	strbuf_append(b, "         %stddev     %change         %stddev\n");
-	strbuf_append(b, "             \\          |                \\  \n");
+	report_put_table_head(b, (const char *const[]){base_sha, new_sha}, 2);
 
 	for (i = 0; i < in->row_count; i++) {
 		const struct report_metric_row *r = &in->rows[i];

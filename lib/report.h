@@ -78,6 +78,30 @@ int report_format_row_with_change(char **out, const char *metric,
 				  const struct report_side *culprit,
 				  double change);
 
+/* The most columns (revisions) of one table: a compare job's. */
+#define REPORT_COLUMNS_MAX 4
+
+/*
+ * A row of `count` columns (1 to REPORT_COLUMNS_MAX), as the robot prints
+ * a comparison of several commits: the first column's mean and stddev,
+ * then for each further column its change against the first (computed
+ * as report_format_row does), its mean and its stddev, then two spaces
+ * and the metric.  With two columns it is report_format_row's row byte
+ * for byte.  Returns -EINVAL as report_format_row does.
+ */
+int report_format_row_columns(char **out, const char *metric,
+			      const struct report_side *sides, size_t count);
+
+struct strbuf;
+/*
+ * Appends the table head of `count` columns to `b`: each sha's first 16
+ * (the first column) or 27 characters and a space, the dashes likewise,
+ * "%stddev" over the first column and "%change %stddev" over each other,
+ * and the line of '\' and '|' under them.  For report_compare.c.
+ */
+void report_put_table_head(struct strbuf *b, const char *const *shas,
+			   size_t count);
+
 /*
  * The subsystem of a commit subject: the text before its first ':', with
  * surrounding blanks removed ("net: udp: x" -> "net", "mm, swap: x" ->

@@ -1,0 +1,328 @@
+/*
+ * report_compare - a compare job's report; the contracts are in
+ * report_compare.h, the table layout is report.c's.
+ */
+#include "report_compare.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strbuf.h"
+
+static bool compare_is_line(const char *s)
+{
+	const unsigned char *p;
+
+	if (s == NULL || *s == '\0')
+		return false;
+	for (p = (const unsigned char *)s; *p; p++)
+		if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+			return false;
+	return true;
+}
+
+static bool compare_is_sha(const char *s)
+{
+	size_t n;
+
+	if (s == NULL)
+		return false;
+	n = strspn(s, "0123456789abcdef");
+	return s[n] == '\0' && (n == 40 || n == 64);
+}
+
+static int compare_check(const struct report_compare_input *in)
+{
+	size_t i;
+
+	if (in == NULL || !compare_is_line(in->robot_name) ||
+	    !compare_is_line(in->service_name) || !compare_is_line(in->tree) ||
+	    !compare_is_line(in->branch) || !compare_is_line(in->kpi) ||
+	    !compare_is_line(in->testcase) || in->columns == NULL ||
+	    in->column_count < 2 || in->column_count > REPORT_COLUMNS_MAX ||
+	    (in->row_count > 0 && in->rows == NULL) ||
+	    (in->param_count > 0 && in->params == NULL))
+		return -EINVAL;
+	for (i = 0; i < in->column_count; i++) {
+		const struct report_compare_column *c = &in->columns[i];
+
+		if (!compare_is_line(c->label) || !compare_is_sha(c->sha) ||
+		    (c->subject != NULL && strpbrk(c->subject, "\r\n")) ||
+		    (i > 0 && !isfinite(c->change_pct)))
+			return -EINVAL;
+	}
+	for (i = 0; i < in->row_count; i++)
+		if (!compare_is_line(in->rows[i].metric))
+			return -EINVAL;
+	for (i = 0; i < in->param_count; i++)
+		if (in->params[i].key == NULL || in->params[i].value == NULL)
+			return -EINVAL;
+	return 0;
+}
+
+static int compare_finish(struct strbuf *b, char **out)
+{
+	return strbuf_finish(out, NULL, b) < 0 ? -ENOMEM : 0;
+}
+
+const char *report_compare_kind_word(enum report_kind kind)
+{
+	switch (kind) {
+	case REPORT_REGRESSION:
+		return "regression";
+	case REPORT_IMPROVEMENT:
+		return "improvement";
+	case REPORT_NO_CHANGE:
+		return "no change";
+	case REPORT_INCONCLUSIVE:
+		break;
+	}
+	return "inconclusive";
+}
+
+int report_compare_subject(char **out, const struct report_compare_input *in)
+{
+	struct strbuf b = STRBUF_INIT;
+	size_t i;
+	int error;
+
+	if (out == NULL)
+		return -EINVAL;
+	*out = NULL;
+	if ((error = compare_check(in)) < 0)
+		return error;
+	strbuf_printf(&b, "[%s:%s] compare of %s against %.10s:", in->tree,
+		      in->branch, in->kpi, in->columns[0].sha);
+	for (i = 1; i < in->column_count; i++)
+		strbuf_printf(&b, "%s %.10s %+.1f%% %s", i > 1 ? "," : "",
+			      in->columns[i].sha, in->columns[i].change_pct,
+			      report_compare_kind_word(in->columns[i].kind));
+	return compare_finish(&b, out);
+}
+
+struct compare_sorted_param {
+	const struct report_param *param;
+	size_t index;
+};
+
+static int compare_params_order(const void *pa, const void *pb)
+{
+	const struct compare_sorted_param *a = pa, *b = pb;
+	int c = strcmp(a->param->key, b->param->key);
+
+	if (c)
+		return c;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/* The rule, the parameter names and values (a "testcase" one added
+ * unless given), as the robot's comparison block starts. */
+static int compare_put_params(struct strbuf *b,
+			      const struct report_compare_input *in)
+{
+	struct report_param testcase = {"testcase", in->testcase};
+	struct compare_sorted_param *params;
+	size_t i, count = in->param_count;
+	bool have_testcase = false;
+
+	for (i = 0; i < in->param_count; i++)
+		if (strcmp(in->params[i].key, "testcase") == 0)
+			have_testcase = true;
+	if (!have_testcase)
+		count++;
+	params = calloc(count, sizeof(*params));
+	if (params == NULL)
+		return -ENOMEM;
+	for (i = 0; i < count; i++) {
+		params[i].param =
+		    i < in->param_count ? &in->params[i] : &testcase;
+		params[i].index = i;
+	}
+	qsort(params, count, sizeof(*params), compare_params_order);
+	strbuf_append(b, "==================================================="
+			 "======================================\n");
+	for (i = 0; i < count; i++)
+		strbuf_printf(b, "%s%s", i ? "/" : "", params[i].param->key);
+	strbuf_append(b, ":\n  ");
+	for (i = 0; i < count; i++)
+		strbuf_printf(b, "%s%s", i ? "/" : "", params[i].param->value);
+	strbuf_append(b, "\n\n");
+	free(params);
+	return 0;
+}
+
+static int compare_put_table(struct strbuf *b,
+			     const struct report_compare_input *in)
+{
+	const char *shas[REPORT_COLUMNS_MAX];
+	size_t i;
+	int error;
+
+	if ((error = compare_put_params(b, in)) < 0)
+		return error;
+	strbuf_append(b, "commit: \n");
+	for (i = 0; i < in->column_count; i++) {
+		strbuf_printf(b, "  %.10s", in->columns[i].sha);
+		if (in->columns[i].subject != NULL)
+			strbuf_printf(b, " (\"%s\")", in->columns[i].subject);
+		strbuf_append(b, "\n");
+		shas[i] = in->columns[i].sha;
+	}
+	strbuf_append(b, "\n");
+	report_put_table_head(b, shas, in->column_count);
+	for (i = 0; i < in->row_count; i++) {
+		char *row = NULL;
+
+		error = report_format_row_columns(&row, in->rows[i].metric,
+						  in->rows[i].sides,
+						  in->column_count);
+		if (error < 0)
+			return error;
+		strbuf_append(b, row);
+		free(row);
+	}
+	return 0;
+}
+
+/* The widest label, for lining the revisions up. */
+static int compare_label_width(const struct report_compare_input *in)
+{
+	size_t i, width = 0;
+
+	for (i = 0; i < in->column_count; i++)
+		if (strlen(in->columns[i].label) > width)
+			width = strlen(in->columns[i].label);
+	return (int)(width > 40 ? 40 : width) + 1;
+}
+
+static void compare_put_revisions(struct strbuf *b,
+				  const struct report_compare_input *in)
+{
+	int width = compare_label_width(in);
+	char label[64];
+	size_t i;
+
+	for (i = 0; i < in->column_count; i++) {
+		const struct report_compare_column *c = &in->columns[i];
+
+		snprintf(label, sizeof(label), "%s:", c->label);
+		strbuf_printf(b, "%-*s %s", width, label, c->sha);
+		if (c->subject != NULL)
+			strbuf_printf(b, " (\"%s\")", c->subject);
+		strbuf_append(b, "\n");
+	}
+	strbuf_printf(b, "%s %s\n\n", in->tree, in->branch);
+	for (i = 1; i < in->column_count; i++) {
+		const struct report_compare_column *c = &in->columns[i];
+
+		snprintf(label, sizeof(label), "%s:", c->label);
+		strbuf_printf(b, "%-*s %+.1f%% %s of %s against %s\n", width,
+			      label, c->change_pct,
+			      report_compare_kind_word(c->kind), in->kpi,
+			      in->columns[0].label);
+	}
+	strbuf_append(b, "\n");
+}
+
+static void compare_put_testcase(struct strbuf *b,
+				 const struct report_compare_input *in)
+{
+	size_t i;
+
+	strbuf_printf(b, "testcase: %s\n", in->testcase);
+	if (in->machine != NULL)
+		strbuf_printf(b, "test machine: %s\n", in->machine);
+	strbuf_append(b, "runs:");
+	for (i = 0; i < in->column_count; i++)
+		strbuf_printf(b, "%s %zu (%s)", i ? " /" : "",
+			      in->columns[i].runs, in->columns[i].label);
+	strbuf_append(b, "\n");
+	if (in->param_count > 0) {
+		strbuf_append(b, "parameters:\n\n");
+		for (i = 0; i < in->param_count; i++)
+			strbuf_printf(b, "\t%s: %s\n", in->params[i].key,
+				      in->params[i].value);
+	}
+	strbuf_append(b, "\n\n");
+}
+
+/* A command, each of its lines indented by a tab. */
+static void compare_put_command(struct strbuf *b, const char *cmd)
+{
+	const char *line = cmd, *nl;
+
+	while (*line) {
+		nl = strchr(line, '\n');
+		if (!nl)
+			nl = line + strlen(line);
+		if (nl > line) {
+			strbuf_append(b, "\t");
+			strbuf_appendn(b, line, (size_t)(nl - line));
+		}
+		strbuf_append(b, "\n");
+		line = *nl ? nl + 1 : nl;
+	}
+}
+
+static void compare_put_reproduce(struct strbuf *b,
+				  const struct report_compare_input *in)
+{
+	const char *query = in->link_query ? in->link_query : "";
+	size_t i;
+
+	if (in->job_url != NULL)
+		strbuf_printf(b,
+			      "The job page and the raw runs are available "
+			      "at:\n%s%s\n%s/runs.csv%s\n%s/runs.json%s\n\n",
+			      in->job_url, query, in->job_url, query,
+			      in->job_url, query);
+	strbuf_append(b, "To reproduce, for each revision:\n\n");
+	for (i = 0; i < in->column_count; i++)
+		strbuf_printf(b, "\tgit checkout %s\n", in->columns[i].sha);
+	strbuf_append(b, "\nthen:\n\n");
+	if (in->build_cmd != NULL)
+		compare_put_command(b, in->build_cmd);
+	if (in->run_cmd != NULL)
+		compare_put_command(b, in->run_cmd);
+	strbuf_append(b, "\n");
+}
+
+int report_compare_body(char **out, const struct report_compare_input *in)
+{
+	struct strbuf b = STRBUF_INIT;
+	int error;
+
+	if (out == NULL)
+		return -EINVAL;
+	*out = NULL;
+	if ((error = compare_check(in)) < 0)
+		return error;
+	strbuf_printf(&b, "\nHello,\n\n%s compared %s on %zu revisions:\n\n\n",
+		      in->robot_name, in->kpi, in->column_count);
+	compare_put_revisions(&b, in);
+	compare_put_testcase(&b, in);
+	strbuf_append(&b, "Details are as below:\n");
+	strbuf_append(&b, "-------------------------------------------------"
+			  "-------------------------------------------------"
+			  ">\n\n\n");
+	compare_put_reproduce(&b, in);
+	if ((error = compare_put_table(&b, in)) < 0) {
+		strbuf_clear(&b);
+		return error;
+	}
+	strbuf_append(&b, "\n\nDisclaimer:\n");
+	strbuf_append(&b, "Results were measured on a statbisect test machine "
+			  "and are provided for\ninformational purposes "
+			  "only.  The revisions were run interleaved on one\n"
+			  "machine; the table gives the mean of each "
+			  "revision and its standard\ndeviation, and each "
+			  "change is against the first revision.\n\n\n");
+	strbuf_printf(&b, "-- \n%s\n", in->service_name);
+	if (in->service_url != NULL)
+		strbuf_printf(&b, "%s\n", in->service_url);
+	return compare_finish(&b, out);
+}
