@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
 #include "db.h"
 #include "gitrepo.h"
 #include "log.h"
@@ -70,8 +71,12 @@ void jobs_request_from_json(struct jobs_request *out, json_t *body,
 	memset(out, 0, sizeof(*out));
 	json_text(&out->repo, body, "repo", errors);
 	json_text(&out->testcase, body, "testcase", errors);
-	json_text(&out->good, body, "good", errors);
-	json_text(&out->bad, body, "bad", errors);
+	if (compare_is_request(body)) {
+		compare_request_from_json(out, body, errors);
+	} else {
+		json_text(&out->good, body, "good", errors);
+		json_text(&out->bad, body, "bad", errors);
+	}
 	json_runs(&out->runs_min, body, "runs_min", JOBS_RUNS_MIN_MOST,
 		  errors);
 	json_runs(&out->runs_max, body, "runs_max", JOBS_RUNS_MAX_MOST,
@@ -186,6 +191,10 @@ static void candidates(struct gitrepo_commit **commits, size_t *count,
 			   err);
 		goto out;
 	}
+	if (request->revision_count > 0) {
+		compare_resolve(commits, count, repo, request, errors);
+		goto out;
+	}
 	good_ok =
 	    request->good != NULL &&
 	    resolve(&good, repo, request->good, "good", request->repo, errors);
@@ -228,6 +237,8 @@ static int store(long long *out_id, PGconn *conn,
 	job.runs_min = request->runs_min;
 	job.runs_max = request->runs_max;
 	if (store_jobs_create(out_id, conn, &job, commits, count) < 0 ||
+	    (request->revision_count > 0 &&
+	     compare_mark(conn, *out_id, request) < 0) ||
 	    store_jobs_lock(conn, *out_id, NULL) != 0 ||
 	    sched_advance(conn, *out_id, server_config.base_url) < 0 ||
 	    (request->within != NULL &&
@@ -327,6 +338,11 @@ int jobs_rerun(long long *out_id, PGconn *conn, long long job_id,
 	if (rc == STORE_NOT_FOUND) {
 		no_job(errors, job_id);
 		return JOBS_REFUSED;
+	}
+	rc = compare_refuse_rerun(conn, job_id, errors);
+	if (rc != 0) {
+		store_job_rerun_clear(&source);
+		return rc;
 	}
 	request.repo = source.repo;
 	request.testcase = source.testcase;

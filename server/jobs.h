@@ -45,6 +45,20 @@ struct jobs_request {
 	 */
 	int (*within)(PGconn *conn, long long job_id, void *arg);
 	void *within_arg;
+	/*
+	 * A compare job (compare.h): 2 to 4 revisions, measured interleaved,
+	 * in place of the range good..bad (which then name the first and the
+	 * last).  revision_count 0: a bisection.  `labels` name the columns
+	 * (the revisions themselves when NULL); `revision_key` is the field
+	 * an unknown revision is blamed on ("revisions" when NULL);
+	 * `retest_of` the bisection a fix re-test re-tests (0: none).
+	 */
+	const char *revisions[4];
+	const char *labels[4];
+	char label_room[4][16]; /* storage of labels that are not borrowed */
+	size_t revision_count;
+	const char *revision_key;
+	long long retest_of;
 };
 
 /*

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "commitlog.h"
+#include "compare.h"
 #include "jobs.h"
 #include "scheduler.h"
 
@@ -245,12 +246,19 @@ json_t *jobs_json(PGconn *conn, long long job_id, bool *failed)
 	    (json_int_t)job.count, "runs", (json_int_t)total_runs,
 	    "commits_tested", (json_int_t)tested, "commits", commits);
 	add_details(out, &row, &job);
+	if (compare_json_add(conn, out, &job) < 0) {
+		*failed = true;
+		json_decref(out);
+		out = NULL;
+		goto out;
+	}
 	json_object_set_new(out, "report", delivery_json(conn, job_id));
 	/* Builds the workers did for the job; a task uploaded by a worker
 	 * that did not say counts none. */
 	if (store_jobs_builds(&builds, conn, job_id) < 0)
 		builds = 0;
 	json_object_set_new(out, "builds", json_integer((json_int_t)builds));
+out:
 	sched_job_clear(&job);
 	store_job_clear(&row);
 	return out;

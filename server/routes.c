@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "commitlog.h"
+#include "compare.h"
 #include "reportjob.h"
 #include "repos.h"
 #include "server.h"
@@ -19,6 +20,7 @@ static const struct http_route core_routes[] = {
     {"GET", "/api/v1/jobs/{}", ROLE_READ, api_jobs_get},
     {"DELETE", "/api/v1/jobs/{}", ROLE_SUBMIT, api_jobs_cancel},
     {"GET", "/api/v1/jobs/{}/report", ROLE_READ, api_jobs_report},
+    {"POST", "/api/v1/jobs/{}/retest", ROLE_SUBMIT, compare_api_retest},
     {"DELETE", "/api/v1/jobs/{}/keys", ROLE_SUBMIT, reportjob_keys_revoke},
     {"GET", "/api/v1/jobs/{}/commits/{}/log", ROLE_READ, commitlog_get},
     {"POST", "/api/v1/workers", ROLE_WORKER, workers_register},

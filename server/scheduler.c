@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "commitlog.h"
+#include "compare.h"
 #include "db.h"
 #include "log.h"
 #include "reportjob.h"
@@ -422,6 +423,12 @@ int sched_advance(PGconn *conn, long long job_id, const char *base_url)
 	rc = commitlog_missing_kpi(&cause, conn, &job);
 	if (rc != 0) {
 		error = rc < 0 ? -1 : fail_job(conn, &job, cause, base_url);
+		goto out;
+	}
+	/* A compare job is measured, never bisected (compare.h). */
+	rc = compare_advance(conn, &job, base_url);
+	if (rc != 0) {
+		error = rc < 0 ? -1 : 0;
 		goto out;
 	}
 	/* A head the watcher measures ends its own way (watcher.h). */

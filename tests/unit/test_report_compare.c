@@ -44,7 +44,9 @@ static void test_report_compare__two_columns_are_the_robot_row(void **state)
 	    {"perf-profile.self.cycles-pp.lockref_put_return",
 	     {0.09, 4.2, 10},
 	     {0.11, 6.9, 10}},
-	    {"perf-stat.i.cache-references", {96563339, 0, 5}, {1.017e8, 0, 5}},
+	    {"perf-stat.i.cache-references",
+	     {96563339, 0, 5},
+	     {1.017e8, 0, 5}},
 	    {"cpu.idle%", {48.68, 0, 1}, {48.79, 9, 1}},
 	};
 	size_t i;
@@ -86,8 +88,8 @@ static void test_report_compare__three_column_row(void **state)
 
 static void test_report_compare__row_refuses_bad_input(void **state)
 {
-	struct report_side sides[5] = {{1, 0, 1}, {2, 0, 1}, {3, 0, 1},
-				       {4, 0, 1}, {5, 0, 1}};
+	struct report_side sides[5] = {
+	    {1, 0, 1}, {2, 0, 1}, {3, 0, 1}, {4, 0, 1}, {5, 0, 1}};
 	char *row = (char *)"x";
 
 	(void)state;
@@ -112,16 +114,16 @@ static void test_report_compare__table_head(void **state)
 	report_put_table_head(&b, (const char *const[]){SHA_A, SHA_B, SHA_C},
 			      3);
 	assert_int_equal(strbuf_finish(&text, NULL, &b), 0);
-	assert_string_equal(
-	    text, "32e4a5447ed9fa90 2b0cfa6e49566c8fa6759734cf8 "
-		  "5e1f0a2b3c4d5e6f708192a3b4c "
-		  "\n"
-		  "---------------- --------------------------- "
-		  "--------------------------- \n"
-		  "         %stddev     %change         %stddev"
-		  "     %change         %stddev\n"
-		  "             \\          |                \\  "
-		  "        |                \\  \n");
+	assert_string_equal(text,
+			    "32e4a5447ed9fa90 2b0cfa6e49566c8fa6759734cf8 "
+			    "5e1f0a2b3c4d5e6f708192a3b4c "
+			    "\n"
+			    "---------------- --------------------------- "
+			    "--------------------------- \n"
+			    "         %stddev     %change         %stddev"
+			    "     %change         %stddev\n"
+			    "             \\          |                \\  "
+			    "        |                \\  \n");
 	free(text);
 }
 
@@ -196,16 +198,17 @@ static void test_report_compare__body_has_the_table(void **state)
 		  "fix:     +0.1% no change of bench.score against base\n\n"
 		  "testcase: bench\nruns: 10 (base) / 10 (culprit) / 12 "
 		  "(fix)\n"));
-	assert_non_null(strstr(
-	    body, "testcase/threads:\n  bench/8\n\ncommit: \n"
-		  "  32e4a5447e (\"net: base\")\n"
-		  "  2b0cfa6e49 (\"net: slow\")\n"
-		  "  5e1f0a2b3c (\"net: fix\")\n\n"
-		  "32e4a5447ed9fa90 2b0cfa6e49566c8fa6759734cf8 "
-		  "5e1f0a2b3c4d5e6f708192a3b4c \n"));
-	assert_non_null(strstr(body, "      1000           -10.0%     900.00 " PM
-				     "  3%      +0.1%       1001        "
-				     "bench.score\n"));
+	assert_non_null(strstr(body,
+			       "testcase/threads:\n  bench/8\n\ncommit: \n"
+			       "  32e4a5447e (\"net: base\")\n"
+			       "  2b0cfa6e49 (\"net: slow\")\n"
+			       "  5e1f0a2b3c (\"net: fix\")\n\n"
+			       "32e4a5447ed9fa90 2b0cfa6e49566c8fa6759734cf8 "
+			       "5e1f0a2b3c4d5e6f708192a3b4c \n"));
+	assert_non_null(strstr(body,
+			       "      1000           -10.0%     900.00 " PM
+			       "  3%      +0.1%       1001        "
+			       "bench.score\n"));
 	assert_non_null(strstr(body, "\tgit checkout " SHA_C "\n"));
 	assert_non_null(strstr(body, "\n-- \nstatbisect\n"));
 	free(body);
@@ -236,7 +239,8 @@ static void test_report_compare__refuses_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_report_compare__two_columns_are_the_robot_row),
+	    cmocka_unit_test(
+		test_report_compare__two_columns_are_the_robot_row),
 	    cmocka_unit_test(test_report_compare__three_column_row),
 	    cmocka_unit_test(test_report_compare__row_refuses_bad_input),
 	    cmocka_unit_test(test_report_compare__table_head),
