@@ -46,7 +46,8 @@ void compare_request_from_json(struct jobs_request *out, json_t *body,
 		const char *rev = json_string_value(v);
 
 		if (rev == NULL || *rev == '\0' ||
-		    strlen(rev) != json_string_length(v) || strlen(rev) > 256) {
+		    strlen(rev) != json_string_length(v) ||
+		    strlen(rev) > 256) {
 			fields_add(errors, "revisions", 400, "invalid_field",
 				   "revision %zu must be a non-empty string "
 				   "of at most 256 bytes",
@@ -56,10 +57,10 @@ void compare_request_from_json(struct jobs_request *out, json_t *body,
 		out->revisions[i] = rev;
 		out->labels[i] = rev;
 		/* A SHA names its column by its first 12 digits. */
-		if (strlen(rev) > 12 && strspn(rev, "0123456789abcdef") ==
-					    strlen(rev)) {
-			snprintf(out->label_room[i], sizeof(out->label_room[i]),
-				 "%.12s", rev);
+		if (strlen(rev) > 12 &&
+		    strspn(rev, "0123456789abcdef") == strlen(rev)) {
+			snprintf(out->label_room[i],
+				 sizeof(out->label_room[i]), "%.12s", rev);
 			out->labels[i] = out->label_room[i];
 		}
 	}
@@ -238,14 +239,13 @@ static int finish(PGconn *conn, struct sched_job *job,
 			    "%s%.10s %+.1f%% %s", i > 1 ? "; " : "",
 			    job->commits[i].sha, v->change_pct, name);
 	}
-	verdict = regression    ? "regression"
+	verdict = regression	? "regression"
 		  : improvement ? "improvement"
 		  : undecided	? "inconclusive"
 				: "no-change";
 	if (store_compare_finish(conn, job->id, verdict,
 				 views[headline].change_pct,
-				 views[headline].p_value,
-				 message) != STORE_OK)
+				 views[headline].p_value, message) != STORE_OK)
 		return -1;
 	log_info("job %lld: compare %s (%s)", job->id, verdict, message);
 	rc = store_compare_get(&cmp, conn, job->id);
@@ -354,25 +354,24 @@ int compare_json_add(PGconn *conn, json_t *out, const struct sched_job *job)
 		column_stats(job, i, &mean, &sd);
 		/* the stored change once decided, the means' while running */
 		if (i > 0)
-			change = isfinite(c->change_pct) ? c->change_pct
-				 : isfinite(mean) && isfinite(base_mean) &&
-					 base_mean != 0
-				     ? 100.0 * (mean - base_mean) /
-					   fabs(base_mean)
-				     : NAN;
+			change =
+			    isfinite(c->change_pct) ? c->change_pct
+			    : isfinite(mean) && isfinite(base_mean) &&
+				    base_mean != 0
+				? 100.0 * (mean - base_mean) / fabs(base_mean)
+				: NAN;
 		json_array_append_new(
 		    list,
-		    json_pack("{s:I,s:s,s:s,s:s,s:s,s:I,s:o,s:o,s:o,s:o,s:o}",
-			      "index", (json_int_t)i, "label", c->label,
-			      "revision", c->revision, "sha",
-			      job->commits[i].sha, "subject",
-			      job->commits[i].subject, "runs",
-			      (json_int_t)job->input[i].value_count, "mean",
-			      number_or_null(mean), "sd", number_or_null(sd),
-			      "change_pct", number_or_null(change), "p_value",
-			      number_or_null(c->p_value), "verdict",
-			      c->verdict ? json_string(c->verdict)
-					 : json_null()));
+		    json_pack(
+			"{s:I,s:s,s:s,s:s,s:s,s:I,s:o,s:o,s:o,s:o,s:o}",
+			"index", (json_int_t)i, "label", c->label, "revision",
+			c->revision, "sha", job->commits[i].sha, "subject",
+			job->commits[i].subject, "runs",
+			(json_int_t)job->input[i].value_count, "mean",
+			number_or_null(mean), "sd", number_or_null(sd),
+			"change_pct", number_or_null(change), "p_value",
+			number_or_null(c->p_value), "verdict",
+			c->verdict ? json_string(c->verdict) : json_null()));
 	}
 	json_object_set_new(out, "revisions", list);
 	json_object_set_new(out, "retest_of",

@@ -53,8 +53,8 @@ static struct report_side side_of(const struct sched_job *job, size_t k)
 		sum += c->values[i];
 	side.mean = sum / (double)c->value_count;
 	for (i = 0; i < c->value_count; i++)
-		squares += (c->values[i] - side.mean) *
-			   (c->values[i] - side.mean);
+		squares +=
+		    (c->values[i] - side.mean) * (c->values[i] - side.mean);
 	if (side.mean != 0)
 		side.stddev_pct = 100.0 *
 				  sqrt(squares / (double)c->value_count) /
@@ -247,8 +247,8 @@ int compare_report_queue(PGconn *conn, const struct sched_job *job,
 			  job->id, strerror(-rc));
 		goto out;
 	}
-	recipients = calloc(mail.to_count + mail.cc_count + 1,
-			    sizeof(*recipients));
+	recipients =
+	    calloc(mail.to_count + mail.cc_count + 1, sizeof(*recipients));
 	if (recipients == NULL)
 		goto out;
 	for (i = 0; i < mail.to_count; i++)

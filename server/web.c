@@ -45,6 +45,7 @@ const struct http_route web_routes[] = {
     {"GET", "/jobs/{}/runs.json", ROLE_NONE, web_job_runs_json},
     {"POST", "/jobs/{}/cancel", ROLE_NONE, web_job_cancel},
     {"POST", "/jobs/{}/rerun", ROLE_NONE, web_job_rerun},
+    {"POST", "/jobs/{}/retest", ROLE_NONE, web_job_retest},
     {"GET", "/admin/repos", ROLE_NONE, web_admin_repos},
     {"POST", "/admin/repos", ROLE_NONE, web_admin_repos_create},
     {"GET", "/admin/testcases", ROLE_NONE, web_admin_testcases},

@@ -129,6 +129,12 @@ void web_job_runs_json(struct http_response *res, struct http_request *req);
 void web_job_cancel(struct http_response *res, struct http_request *req);
 void web_job_rerun(struct http_response *res, struct http_request *req);
 
+/* web_compare.c: a compare job's table on the job page, and the "Re-test
+ * a fix" button of a finished bisection (compare_retest, as the API). */
+void web_compare_add(json_t *ctx, json_t *job,
+		     const struct web_session *session, bool final);
+void web_job_retest(struct http_response *res, struct http_request *req);
+
 /* web_job_form.c */
 void web_job_new(struct http_response *res, struct http_request *req);
 void web_job_submit(struct http_response *res, struct http_request *req);

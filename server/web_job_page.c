@@ -548,6 +548,7 @@ static json_t *job_context(PGconn *conn, long long job_id,
 			    final ? report_text(conn, job_id) : json_null());
 	add_plots(ctx, job, final ? -1 : info.range_lo,
 		  final ? -1 : info.range_hi);
+	web_compare_add(ctx, job, session, final);
 out:
 	store_job_page_info_clear(&info);
 	json_decref(job);

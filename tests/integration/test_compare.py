@@ -7,10 +7,13 @@ created from a finished bisection; and the refusals."""
 import email
 import email.policy
 import glob
+import html
 import os
+import re
 import time
 
 from harness import bench_repo, check, eq, test
+from test_web import Browser
 
 # Bounds on noisy numbers: the benchmark's noise is 1% sd, each column has
 # at least 5 runs, so a column's change has a standard error below 0.7%;
@@ -116,6 +119,23 @@ def compare_of_base_culprit_and_fix_reports_a_three_column_table(env):
     delivered = maildir_report(svc, "compare of bench.score against %s" % shas[2][:10])
     check_table(delivered.get_content(), revs, "mailed report")
 
+    # The job page: the columns while and after it ran, and the report's
+    # table; no re-run as a bisection.
+    b = Browser(svc.url).sign_in(svc.submit_token)
+    status, _, page = b.get("/jobs/%d" % job["id"])
+    eq(status, 200, "job page")
+    table = re.search(r'<table class="compare" id="compare-table">(.*?)</table>', page, re.S)
+    check(table is not None, "the compare table on the page")
+    rows = re.findall(r"<tr><th scope=\"row\">([^<]*)</th><td><code>([0-9a-f]+)</code>",
+                      table.group(1))
+    eq([(html.unescape(l), s) for l, s in rows],
+       [(shas[2][:12], shas[2][:12]), (shas[3][:12], shas[3][:12]), ("main~1", shas[5][:12])],
+       "one row per revision")
+    check('verdict-regression">regression<' in table.group(1), "the culprit's row says regression")
+    check_table(html.unescape(page), revs, "job page report")
+    check('action="/jobs/%d/rerun"' % job["id"] not in page, "no re-run button")
+    check('action="/jobs/%d/retest"' % job["id"] not in page, "no re-test button")
+
     # A compare job is not re-run as a bisection.
     status, err = svc.api.call("POST", "/api/v1/jobs/%d/rerun" % job["id"], {},
                                token=svc.submit_token)
@@ -146,6 +166,31 @@ def retest_of_a_fix_compares_parent_culprit_and_fix(env):
     check("fix:     " in body and "of bench.score against base" in body,
           "verdict lines against the base")
     check_table(body, [shas[2], shas[3], shas[5]], "re-test report")
+
+    # The button on the bisection's page does the same through the same
+    # service; a bad fix is said on the page.
+    b = Browser(svc.url).sign_in(svc.submit_token)
+    _, _, page = b.get("/jobs/%d" % bis["id"])
+    check('action="/jobs/%d/retest"' % bis["id"] in page, "re-test button on a bisection")
+    status, hdrs, _ = b.post("/jobs/%d/retest" % bis["id"],
+                             {"csrf": b.csrf, "fix": shas[5]})
+    eq(status, 303, "re-test from the page")
+    new_id = int(hdrs["Location"].rsplit("/", 1)[1])
+    again = svc.api.ok("GET", "/api/v1/jobs/%d" % new_id, token=svc.read_token)
+    eq(again["kind"], "compare", "the button's job is a compare job")
+    eq([c["label"] for c in again["revisions"]], ["base", "culprit", "fix"], "its labels")
+    eq(again["retest_of"], bis["id"], "its retest_of")
+    svc.wait(new_id)
+    status, _, page = b.post("/jobs/%d/retest" % bis["id"],
+                             {"csrf": b.csrf, "fix": "no-such-fix"})
+    eq(status, 422, "unknown fix from the page")
+    check("Cannot re-test the fix" in page and "no-such-fix" in page,
+          "the page says why")
+    status, _, _ = b.post("/jobs/%d/retest" % bis["id"], {"csrf": "", "fix": shas[5]})
+    eq(status, 403, "re-test without the CSRF token")
+    reader = Browser(svc.url).sign_in(svc.read_token)
+    _, _, page = reader.get("/jobs/%d" % bis["id"])
+    check("/retest" not in page, "no re-test button for a reader")
 
     # A compare job has no culprit to re-test a fix of.
     status, err = svc.api.call("POST", "/api/v1/jobs/%d/retest" % job["id"],
