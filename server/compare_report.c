@@ -193,6 +193,7 @@ int compare_report_queue(PGconn *conn, const struct sched_job *job,
 	const char **recipients = NULL;
 	char *subject = NULL, *message = NULL, *job_url = NULL, *query = NULL;
 	size_t i, n = job->count < cmp->count ? job->count : cmp->count;
+	bool measured = true;
 	int error = -1, rc;
 
 	if (n < COMPARE_LEAST ||
@@ -212,9 +213,13 @@ int compare_report_queue(PGconn *conn, const struct sched_job *job,
 			? 0
 			: cmp->columns[i].change_pct;
 		row.sides[i] = side_of(job, i);
-		if (columns[i].label == NULL || columns[i].subject == NULL ||
-		    !isfinite(row.sides[i].mean))
+		if (columns[i].label == NULL || columns[i].subject == NULL)
 			goto out;
+		/* A revision without a measurement (it did not build, its
+		 * runs failed) leaves the table without its row; the
+		 * verdict lines still say "inconclusive". */
+		if (row.sides[i].runs == 0 || !isfinite(row.sides[i].mean))
+			measured = false;
 	}
 	for (i = 0; i < facts.param_count && i < REPORT_PARAMS_MAX; i++) {
 		params[i].key = line(&texts, facts.params[i].key);
@@ -237,7 +242,7 @@ int compare_report_queue(PGconn *conn, const struct sched_job *job,
 	in.columns = columns;
 	in.column_count = n;
 	in.rows = &row;
-	in.row_count = 1;
+	in.row_count = measured ? 1 : 0;
 	in.job_url = job_url;
 	in.link_query = query;
 	in.build_cmd = keep(&texts, report_clean_command(facts.build));

@@ -22,11 +22,12 @@ CULPRIT_LO, CULPRIT_HI = -13.0, -7.0
 FIX_MOST = 3.0
 
 
-def repo_with_fix(env, name):
+def repo_with_fix(env, name, broken=()):
     """Commits 0..6: 3 lowers the mean from 1000 to 900 (the culprit),
-    5 puts it back (the fix)."""
+    5 puts it back (the fix); `broken` do not build."""
     repo, shas = bench_repo(os.path.join(env.root, name), 6,
-                            {3: 900.0, 5: 1000.0}, owner=__name__ + name)
+                            {3: 900.0, 5: 1000.0}, broken=broken,
+                            owner=__name__ + name)
     env.svc.register(name, repo, name + "-tc", min_change_pct=2.0,
                      runs_min=5, runs_max=30)
     return repo, shas
@@ -250,3 +251,24 @@ def compare_refusals(env):
                             {"fix": shas[5]}, token=svc.submit_token)
     eq(got, 409, "re-test without a culprit")
     eq(err["error"]["code"], "no_culprit", "code")
+
+
+@test
+def compare_with_a_revision_that_does_not_build_ends_with_a_report(env):
+    svc = env.svc
+    _, shas = repo_with_fix(env, "cmpbrk", broken=(4,))
+    job = svc.submit({"kind": "compare", "repo": "cmpbrk", "testcase": "cmpbrk-tc",
+                      "revisions": [shas[2], shas[4], shas[5]]})
+    done = svc.wait(job["id"])
+    eq(done["state"], "done", "state")
+    cols = done["revisions"]
+    eq(cols[1]["runs"], 0, "no runs of the revision that does not build")
+    eq(cols[1]["verdict"], "inconclusive", "its column")
+    check(cols[2]["verdict"] in ("no-change", "inconclusive"), "the fix's column %r" % cols)
+    eq(done["verdict"], "inconclusive", "job verdict")
+    status, text = svc.api.call("GET", "/api/v1/jobs/%d/report" % job["id"],
+                                token=svc.read_token)
+    eq(status, 200, "a report all the same")
+    check("inconclusive" in text, "the report says so")
+    check(not [l for l in text.splitlines() if l.endswith("  bench.score")],
+          "no KPI row with a made-up mean for the revision without runs")
