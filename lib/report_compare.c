@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rowselect.h"
+#include "stats.h"
 #include "strbuf.h"
 
 static bool compare_is_line(const char *s)
@@ -325,4 +327,130 @@ int report_compare_body(char **out, const struct report_compare_input *in)
 	if (in->service_url != NULL)
 		strbuf_printf(&b, "%s\n", in->service_url);
 	return compare_finish(&b, out);
+}
+
+/* The series named `name` of `samples`, or NULL. */
+static const struct report_series *
+compare_series(const struct report_samples *samples, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < samples->count; i++)
+		if (strcmp(samples->series[i].name, name) == 0)
+			return &samples->series[i];
+	return NULL;
+}
+
+static void compare_side(struct report_side *out, const double *x, size_t n)
+{
+	double mean = n > 0 ? stats_mean(x, n) : 0;
+
+	out->mean = mean;
+	out->runs = n;
+	out->stddev_pct =
+	    n > 1 && mean != 0 ? 100.0 * stats_pop_sd(x, n) / fabs(mean) : 0;
+}
+
+/* Marks in shown[] the series of pairs[0] that rowselect shows in
+ * `pair`. */
+static int compare_select(bool *shown, const struct report_samples *first,
+			  const struct report_samples *pair, const char *kpi)
+{
+	struct rowselect_series *series;
+	struct rowselect_row *selected;
+	size_t i, j;
+	int error = -ENOMEM;
+
+	series = calloc(pair->count + 1, sizeof(*series));
+	selected = calloc(pair->count + 1, sizeof(*selected));
+	if (series == NULL || selected == NULL)
+		goto out;
+	for (i = 0; i < pair->count; i++) {
+		series[i].name = pair->series[i].name;
+		series[i].base = pair->series[i].side[0];
+		series[i].base_count = pair->series[i].count[0];
+		series[i].culprit = pair->series[i].side[1];
+		series[i].culprit_count = pair->series[i].count[1];
+	}
+	error = rowselect_select(selected, series, pair->count, kpi, NULL);
+	if (error < 0)
+		goto out;
+	for (i = 0; i < pair->count; i++)
+		for (j = 0; selected[i].shown && j < first->count; j++)
+			if (strcmp(first->series[j].name,
+				   pair->series[i].name) == 0)
+				shown[j] = true;
+out:
+	free(series);
+	free(selected);
+	return error;
+}
+
+static int compare_row_order(const void *pa, const void *pb)
+{
+	const struct report_compare_row *a = pa, *b = pb;
+
+	return strcmp(a->metric, b->metric);
+}
+
+int report_compare_rows(struct report_compare_row **out, size_t *count,
+			const struct report_samples *pairs,
+			size_t column_count, const char *kpi)
+{
+	const struct report_samples *first = pairs;
+	struct report_compare_row *rows = NULL;
+	bool *shown = NULL;
+	size_t i, k, n = 0;
+	int error = -ENOMEM;
+
+	if (out == NULL || count == NULL || pairs == NULL || kpi == NULL ||
+	    column_count < 2 || column_count > REPORT_COLUMNS_MAX)
+		return -EINVAL;
+	*out = NULL;
+	*count = 0;
+	rows = calloc(first->count + 1, sizeof(*rows));
+	shown = calloc(first->count + 1, sizeof(*shown));
+	if (rows == NULL || shown == NULL)
+		goto out;
+	for (k = 0; k + 1 < column_count; k++)
+		if ((error = compare_select(shown, first, &pairs[k], kpi)) < 0)
+			goto out;
+	for (i = 0; i < first->count; i++) {
+		const struct report_series *base = &first->series[i];
+		struct report_compare_row *row = &rows[n];
+		bool complete = base->count[0] > 0;
+
+		if (!shown[i])
+			continue;
+		row->metric = base->name;
+		compare_side(&row->sides[0], base->side[0], base->count[0]);
+		for (k = 1; complete && k < column_count; k++) {
+			const struct report_series *s =
+			    compare_series(&pairs[k - 1], base->name);
+
+			complete = s != NULL && s->count[1] > 0;
+			if (complete)
+				compare_side(&row->sides[k], s->side[1],
+					     s->count[1]);
+		}
+		if (complete)
+			n++;
+	}
+	qsort(rows, n, sizeof(*rows), compare_row_order);
+	for (i = 0; i < n; i++)
+		if (strcmp(rows[i].metric, kpi) == 0) {
+			struct report_compare_row kpi_row = rows[i];
+
+			memmove(&rows[1], &rows[0], i * sizeof(*rows));
+			rows[0] = kpi_row;
+			break;
+		}
+	*out = rows;
+	*count = n;
+	rows = NULL;
+	error = 0;
+out:
+	free(rows);
+	free(shown);
+	return error;
 }

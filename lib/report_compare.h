@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "report.h"
+#include "report_build.h"
 
 /* One revision compared: a column of the table. */
 struct report_compare_column {
@@ -75,6 +76,23 @@ int report_compare_subject(char **out, const struct report_compare_input *in);
  * prints them), the disclaimer and the signature.
  */
 int report_compare_body(char **out, const struct report_compare_input *in);
+
+/*
+ * The rows of a compare table: `pairs[k - 1]` (k from 1 to
+ * column_count - 1) holds every metric's samples of the first revision
+ * (side 0) and of revision k (side 1), as store_reports_samples loads
+ * them.  A metric is shown when lib/rowselect.h selects it in any pair
+ * (the robot's rules and a per-row test with FDR control across the rows
+ * of that pair) and every revision has a run of it; the KPI first (shown
+ * whenever every revision has a run of it), then the others by name.
+ * Each side is the mean, the population sd in percent of |mean| and the
+ * runs.  Names point into `pairs`.  *out is malloc'd (free() it), *count
+ * its rows.  Returns 0, -EINVAL (column_count outside 2..4, NULL
+ * arguments) or -ENOMEM.
+ */
+int report_compare_rows(struct report_compare_row **out, size_t *count,
+			const struct report_samples *pairs,
+			size_t column_count, const char *kpi);
 
 /* "regression", "improvement", "no change" or "inconclusive". */
 const char *report_compare_kind_word(enum report_kind kind);

@@ -39,29 +39,6 @@ static enum report_kind kind_of(const char *verdict)
 	return REPORT_INCONCLUSIVE;
 }
 
-/* The KPI of column k as a table side. */
-static struct report_side side_of(const struct sched_job *job, size_t k)
-{
-	const struct bisect_commit *c = &job->input[k];
-	struct report_side side = {0, NAN, c->value_count};
-	double sum = 0, squares = 0;
-	size_t i;
-
-	if (c->value_count == 0)
-		return side;
-	for (i = 0; i < c->value_count; i++)
-		sum += c->values[i];
-	side.mean = sum / (double)c->value_count;
-	for (i = 0; i < c->value_count; i++)
-		squares +=
-		    (c->values[i] - side.mean) * (c->values[i] - side.mean);
-	if (side.mean != 0)
-		side.stddev_pct = 100.0 *
-				  sqrt(squares / (double)c->value_count) /
-				  fabs(side.mean);
-	return side;
-}
-
 static bool listed(const char **list, size_t count, const char *address)
 {
 	size_t i;
@@ -186,16 +163,18 @@ int compare_report_queue(PGconn *conn, const struct sched_job *job,
 	struct store_report_facts facts = {0};
 	struct report_compare_input in = {0};
 	struct report_compare_column columns[COMPARE_MOST];
-	struct report_compare_row row = {0};
+	struct report_samples pairs[COMPARE_MOST - 1];
+	struct report_compare_row *rows = NULL;
+	size_t row_count = 0;
 	struct report_param params[REPORT_PARAMS_MAX];
 	struct compare_texts texts = {0};
 	struct compare_mail mail = {0};
 	const char **recipients = NULL;
 	char *subject = NULL, *message = NULL, *job_url = NULL, *query = NULL;
 	size_t i, n = job->count < cmp->count ? job->count : cmp->count;
-	bool measured = true;
 	int error = -1, rc;
 
+	memset(pairs, 0, sizeof(pairs));
 	if (n < COMPARE_LEAST ||
 	    store_reports_facts(&facts, conn, job->id, 0) < 0 ||
 	    mail_setup(&mail, &facts, conn, job->id) < 0 ||
@@ -212,22 +191,24 @@ int compare_report_queue(PGconn *conn, const struct sched_job *job,
 		    i == 0 || !isfinite(cmp->columns[i].change_pct)
 			? 0
 			: cmp->columns[i].change_pct;
-		row.sides[i] = side_of(job, i);
 		if (columns[i].label == NULL || columns[i].subject == NULL)
 			goto out;
-		/* A revision without a measurement (it did not build, its
-		 * runs failed) leaves the table without its row; the
-		 * verdict lines still say "inconclusive". */
-		if (row.sides[i].runs == 0 || !isfinite(row.sides[i].mean))
-			measured = false;
 	}
+	/* Every metric of each revision's runs against the first's; a
+	 * revision without a measurement (it did not build) leaves the
+	 * table without rows, the verdict lines say "inconclusive". */
+	for (i = 1; i < n; i++)
+		if (store_reports_samples(&pairs[i - 1], conn, job->id, 0, i) <
+		    0)
+			goto out;
+	if (report_compare_rows(&rows, &row_count, pairs, n, facts.kpi) < 0)
+		goto out;
 	for (i = 0; i < facts.param_count && i < REPORT_PARAMS_MAX; i++) {
 		params[i].key = line(&texts, facts.params[i].key);
 		params[i].value = line(&texts, facts.params[i].value);
 		if (params[i].key == NULL || params[i].value == NULL)
 			goto out;
 	}
-	row.metric = facts.kpi;
 	in.robot_name = "statbisect robot";
 	in.service_name = "statbisect performance bisection";
 	in.service_url = base_url;
@@ -241,8 +222,8 @@ int compare_report_queue(PGconn *conn, const struct sched_job *job,
 	in.param_count = i;
 	in.columns = columns;
 	in.column_count = n;
-	in.rows = &row;
-	in.row_count = measured ? 1 : 0;
+	in.rows = rows;
+	in.row_count = row_count;
 	in.job_url = job_url;
 	in.link_query = query;
 	in.build_cmd = keep(&texts, report_clean_command(facts.build));
@@ -264,6 +245,9 @@ int compare_report_queue(PGconn *conn, const struct sched_job *job,
 				    mail.to_count + mail.cc_count, subject,
 				    message);
 out:
+	for (i = 0; i + 1 < COMPARE_MOST; i++)
+		report_samples_clear(&pairs[i]);
+	free(rows);
 	free(recipients);
 	free(subject);
 	free(message);

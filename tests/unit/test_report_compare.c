@@ -236,6 +236,66 @@ static void test_report_compare__refuses_bad_input(void **state)
 	assert_null(text);
 }
 
+/* pairs[k - 1]: the first revision on side 0, revision k on side 1, as
+ * the server loads them; means per column, small noise. */
+static void add_metric(struct report_samples *pairs, size_t columns,
+		       const char *name, const double *means, size_t skip)
+{
+	static const double noise[5] = {-0.002, 0.001, 0, 0.002, -0.001};
+	size_t k, r;
+
+	for (k = 1; k < columns; k++)
+		for (r = 0; r < 5; r++) {
+			assert_int_equal(
+			    report_samples_add(&pairs[k - 1], name, 0,
+					       means[0] * (1 + noise[r])),
+			    0);
+			if (k != skip)
+				assert_int_equal(
+				    report_samples_add(
+					&pairs[k - 1], name, 1,
+					means[k] * (1 + noise[(r + k) % 5])),
+				    0);
+		}
+}
+
+static void test_report_compare__rows_selected_across_columns(void **state)
+{
+	static const double score[3] = {1000, 900, 1000};
+	static const double constant[3] = {42, 42, 42};
+	static const double cs[3] = {5000, 5000, 6000};
+	static const double partial[3] = {10, 20, 30};
+	struct report_samples pairs[2];
+	struct report_compare_row *rows = NULL;
+	size_t count = 0, k;
+
+	(void)state;
+	memset(pairs, 0, sizeof(pairs));
+	add_metric(pairs, 3, "vmstat.system.cs", cs, 0);
+	add_metric(pairs, 3, "aux.constant", constant, 0);
+	add_metric(pairs, 3, "bench.score", score, 0);
+	add_metric(pairs, 3, "time.elapsed", partial, 2);
+	assert_int_equal(
+	    report_compare_rows(&rows, &count, pairs, 3, "bench.score"), 0);
+	/* the KPI first; the unchanged constant and the metric revision 2
+	 * lacks are left out; vmstat changed in the third column only */
+	assert_int_equal(count, 2);
+	assert_string_equal(rows[0].metric, "bench.score");
+	assert_string_equal(rows[1].metric, "vmstat.system.cs");
+	for (k = 0; k < 3; k++) {
+		assert_true(fabs(rows[0].sides[k].mean - score[k]) < 0.01);
+		assert_int_equal(rows[0].sides[k].runs, 5);
+		assert_true(rows[0].sides[k].stddev_pct < 1);
+	}
+	assert_true(fabs(rows[1].sides[2].mean - 6000) < 0.1);
+	free(rows);
+	assert_int_equal(
+	    report_compare_rows(&rows, &count, pairs, 1, "bench.score"),
+	    -EINVAL);
+	report_samples_clear(&pairs[0]);
+	report_samples_clear(&pairs[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +307,8 @@ int main(void)
 	    cmocka_unit_test(test_report_compare__subject),
 	    cmocka_unit_test(test_report_compare__body_has_the_table),
 	    cmocka_unit_test(test_report_compare__refuses_bad_input),
+	    cmocka_unit_test(
+		test_report_compare__rows_selected_across_columns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
