@@ -151,6 +151,65 @@ static void test_jobs__notify_must_be_a_short_list(void **state)
 	json_decref(request.notify);
 }
 
+/* A compare request reads "revisions" in place of good and bad; a SHA
+ * names its column by its first 12 digits. */
+static void test_jobs__a_compare_request_reads_its_revisions(void **state)
+{
+	struct jobs_request request;
+	struct field_errors errors;
+	json_t *body = parse(
+	    "{\"kind\": \"compare\", \"repo\": \"r\", \"testcase\": \"t\","
+	    " \"revisions\": [\"v1.0\","
+	    " \"2b0cfa6e49566c8fa6759734cf8271a9e1234567\", \"main~1\"]}");
+
+	(void)state;
+	fields_init(&errors);
+	jobs_request_from_json(&request, body, &errors);
+	assert_int_equal(errors.count, 0);
+	assert_int_equal(request.revision_count, 3);
+	assert_string_equal(request.good, "v1.0");
+	assert_string_equal(request.bad, "main~1");
+	assert_string_equal(request.labels[0], "v1.0");
+	assert_string_equal(request.labels[1], "2b0cfa6e4956");
+	assert_string_equal(request.revisions[1],
+			    "2b0cfa6e49566c8fa6759734cf8271a9e1234567");
+	json_decref(body);
+}
+
+static void test_jobs__compare_revisions_are_two_to_four(void **state)
+{
+	static const char *const bodies[] = {
+	    "{\"kind\": \"compare\", \"revisions\": [\"a\"]}",
+	    "{\"kind\": \"compare\", \"revisions\": [\"a\", \"b\", \"c\","
+	    " \"d\", \"e\"]}",
+	    "{\"kind\": \"compare\", \"revisions\": \"a\"}",
+	    "{\"kind\": \"compare\"}",
+	    "{\"kind\": \"compare\", \"revisions\": [\"a\", \"\"]}",
+	};
+	static const char *const codes[] = {"invalid_field", "invalid_field",
+					    "invalid_field", "missing_field",
+					    "invalid_field"};
+	static const int statuses[] = {422, 422, 422, 400, 400};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		struct jobs_request request;
+		struct field_errors errors;
+		json_t *body = parse(bodies[i]);
+
+		fields_init(&errors);
+		jobs_request_from_json(&request, body, &errors);
+		/* repo and testcase are missing too, listed first */
+		assert_int_equal(errors.count, 3);
+		assert_string_equal(errors.items[2].field, "revisions");
+		assert_string_equal(errors.items[2].code, codes[i]);
+		assert_int_equal(errors.items[2].status, statuses[i]);
+		assert_int_equal(request.revision_count, 0);
+		json_decref(body);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +219,8 @@ int main(void)
 	    cmocka_unit_test(test_jobs__runs_max_below_runs_min_is_refused),
 	    cmocka_unit_test(test_jobs__every_bad_address_is_named),
 	    cmocka_unit_test(test_jobs__notify_must_be_a_short_list),
+	    cmocka_unit_test(test_jobs__a_compare_request_reads_its_revisions),
+	    cmocka_unit_test(test_jobs__compare_revisions_are_two_to_four),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
