@@ -38,10 +38,11 @@ static json_t *columns_context(json_t *revisions)
 
 		json_array_append_new(
 		    list,
-		    json_pack("{s:O,s:s%,s:O,s:O,s:o,s:o,s:o,s:O}", "label",
-			      json_object_get(c, "label"), "short",
-			      sha ? sha : "", sha ? (size_t)12 : (size_t)0,
-			      "subject", json_object_get(c, "subject"), "runs",
+		    json_pack("{s:O,s:s,s:s%,s:O,s:O,s:o,s:o,s:o,s:O}",
+			      "label", json_object_get(c, "label"), "sha",
+			      sha ? sha : "", "short", sha ? sha : "",
+			      sha ? (size_t)12 : (size_t)0, "subject",
+			      json_object_get(c, "subject"), "runs",
 			      json_object_get(c, "runs"), "mean",
 			      number_text(c, "mean", "%.2f"), "sd",
 			      number_text(c, "sd", "%.2f"), "change",

@@ -133,7 +133,11 @@ def compare_of_base_culprit_and_fix_reports_a_three_column_table(env):
        [(shas[2][:12], shas[2][:12]), (shas[3][:12], shas[3][:12]), ("main~1", shas[5][:12])],
        "one row per revision")
     check('verdict-regression">regression<' in table.group(1), "the culprit's row says regression")
+    check('<a href="/jobs/%d/commits/%s/log">logs</a>' % (job["id"], shas[5]) in table.group(1),
+          "each revision's logs linked")
     check_table(html.unescape(page), revs, "job page report")
+    check('id="path"' not in page and 'id="plot-range"' not in page,
+          "no bisection path or range plot on a compare job's page")
     check('action="/jobs/%d/rerun"' % job["id"] not in page, "no re-run button")
     check('action="/jobs/%d/retest"' % job["id"] not in page, "no re-test button")
 
