@@ -54,7 +54,8 @@ static int compare_check(const struct report_compare_input *in)
 
 		if (!compare_is_line(c->label) || !compare_is_sha(c->sha) ||
 		    (c->subject != NULL && strpbrk(c->subject, "\r\n")) ||
-		    (i > 0 && !isfinite(c->change_pct)))
+		    (i > 0 && !isfinite(c->change_pct) &&
+		     c->kind != REPORT_INCONCLUSIVE))
 			return -EINVAL;
 	}
 	for (i = 0; i < in->row_count; i++)
@@ -86,6 +87,15 @@ const char *report_compare_kind_word(enum report_kind kind)
 	return "inconclusive";
 }
 
+/* " -10.2% regression", or " inconclusive" without a measured change. */
+static void compare_put_change(struct strbuf *b,
+			       const struct report_compare_column *c)
+{
+	if (isfinite(c->change_pct))
+		strbuf_printf(b, " %+.1f%%", c->change_pct);
+	strbuf_printf(b, " %s", report_compare_kind_word(c->kind));
+}
+
 int report_compare_subject(char **out, const struct report_compare_input *in)
 {
 	struct strbuf b = STRBUF_INIT;
@@ -99,10 +109,11 @@ int report_compare_subject(char **out, const struct report_compare_input *in)
 		return error;
 	strbuf_printf(&b, "[%s:%s] compare of %s against %.10s:", in->tree,
 		      in->branch, in->kpi, in->columns[0].sha);
-	for (i = 1; i < in->column_count; i++)
-		strbuf_printf(&b, "%s %.10s %+.1f%% %s", i > 1 ? "," : "",
-			      in->columns[i].sha, in->columns[i].change_pct,
-			      report_compare_kind_word(in->columns[i].kind));
+	for (i = 1; i < in->column_count; i++) {
+		strbuf_printf(&b, "%s %.10s", i > 1 ? "," : "",
+			      in->columns[i].sha);
+		compare_put_change(&b, &in->columns[i]);
+	}
 	return compare_finish(&b, out);
 }
 
@@ -222,9 +233,9 @@ static void compare_put_revisions(struct strbuf *b,
 		const struct report_compare_column *c = &in->columns[i];
 
 		snprintf(label, sizeof(label), "%s:", c->label);
-		strbuf_printf(b, "%-*s %+.1f%% %s of %s against %s\n", width,
-			      label, c->change_pct,
-			      report_compare_kind_word(c->kind), in->kpi,
+		strbuf_printf(b, "%-*s", width, label);
+		compare_put_change(b, c);
+		strbuf_printf(b, " of %s against %s\n", in->kpi,
 			      in->columns[0].label);
 	}
 	strbuf_append(b, "\n");

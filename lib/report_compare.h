@@ -26,7 +26,9 @@ struct report_compare_column {
 	size_t runs;	     /* runs that gave the KPI */
 	/* Against the first column (not used for the first): the KPI's
 	 * change in percent of the first column's mean, and what it is
-	 * (REPORT_REGRESSION, _IMPROVEMENT, _NO_CHANGE, _INCONCLUSIVE). */
+	 * (REPORT_REGRESSION, _IMPROVEMENT, _NO_CHANGE, _INCONCLUSIVE).
+	 * An inconclusive column without a measurement has a NAN change,
+	 * shown as its kind alone. */
 	enum report_kind kind;
 	double change_pct;
 };

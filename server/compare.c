@@ -196,6 +196,32 @@ static int column_test(struct bisect_result *out, const struct sched_job *job,
 	return bisect_step(out, NULL, ends, 2, &opts);
 }
 
+/* "sha10 -10.2% regression", with the engine's reason when it gave one
+ * ("the bad commit does not build"), into `buf`; its length. */
+static size_t column_note(char *buf, size_t size, bool more, const char *sha,
+			  const struct bisect_result *v, const char *name)
+{
+	const char *reason = v->reason;
+	char change[32] = "", said[256];
+	int n;
+
+	/* The engine speaks of a range's good and bad ends. */
+	if (reason != NULL && strncmp(reason, "the good commit ", 16) == 0) {
+		snprintf(said, sizeof(said), "the first revision %s",
+			 reason + 16);
+		reason = said;
+	} else if (reason != NULL &&
+		   strncmp(reason, "the bad commit ", 15) == 0) {
+		snprintf(said, sizeof(said), "it %s", reason + 15);
+		reason = said;
+	}
+	if (isfinite(v->change_pct))
+		snprintf(change, sizeof(change), " %+.1f%%", v->change_pct);
+	n = snprintf(buf, size, "%s%.10s%s %s%s%s", more ? "; " : "", sha,
+		     change, name, reason ? ": " : "", reason ? reason : "");
+	return n < 0 ? 0 : (size_t)n;
+}
+
 /* Ends the job: each column's result, the job's verdict (regression when
  * any column regresses, improvement when one improves and none
  * regresses, no-change when every column is the same as the first, else
@@ -234,10 +260,9 @@ static int finish(PGconn *conn, struct sched_job *job,
 			undecided = true;
 		}
 		if (used < sizeof(message))
-			used += (size_t)snprintf(
-			    message + used, sizeof(message) - used,
-			    "%s%.10s %+.1f%% %s", i > 1 ? "; " : "",
-			    job->commits[i].sha, v->change_pct, name);
+			used +=
+			    column_note(message + used, sizeof(message) - used,
+					i > 1, job->commits[i].sha, v, name);
 	}
 	verdict = regression	? "regression"
 		  : improvement ? "improvement"
@@ -276,6 +301,10 @@ int compare_advance(PGconn *conn, struct sched_job *job, const char *base_url)
 
 		if (column_test(v, job, k) < 0)
 			return -1;
+		/* No change is measured without runs on both sides. */
+		if (job->input[0].value_count == 0 ||
+		    job->input[k].value_count == 0)
+			v->change_pct = v->p_value = NAN;
 		if (v->verdict != BISECT_PENDING)
 			continue;
 		for (i = 0; i < v->request_count; i++) {

@@ -188,9 +188,10 @@ int compare_report_queue(PGconn *conn, const struct sched_job *job,
 		columns[i].runs = job->input[i].value_count;
 		columns[i].kind = kind_of(cmp->columns[i].verdict);
 		columns[i].change_pct =
-		    i == 0 || !isfinite(cmp->columns[i].change_pct)
-			? 0
-			: cmp->columns[i].change_pct;
+		    i == 0 ? 0 : cmp->columns[i].change_pct;
+		if (!isfinite(columns[i].change_pct) &&
+		    columns[i].kind != REPORT_INCONCLUSIVE)
+			columns[i].change_pct = 0;
 		if (columns[i].label == NULL || columns[i].subject == NULL)
 			goto out;
 	}

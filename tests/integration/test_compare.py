@@ -270,9 +270,12 @@ def compare_with_a_revision_that_does_not_build_ends_with_a_report(env):
     eq(cols[1]["verdict"], "inconclusive", "its column")
     check(cols[2]["verdict"] in ("no-change", "inconclusive"), "the fix's column %r" % cols)
     eq(done["verdict"], "inconclusive", "job verdict")
+    check("%s inconclusive: it does not build" % shas[4][:10] in done["message"],
+          "the message says why: %r" % done["message"])
     status, text = svc.api.call("GET", "/api/v1/jobs/%d/report" % job["id"],
                                 token=svc.read_token)
     eq(status, 200, "a report all the same")
-    check("inconclusive" in text, "the report says so")
+    check(": %s inconclusive, %s " % (shas[4][:10], shas[5][:10]) in
+          text.replace("\r\n ", " "), "the subject says so, with no change for it")
     check(not [l for l in text.splitlines() if l.endswith("  bench.score")],
           "no KPI row with a made-up mean for the revision without runs")

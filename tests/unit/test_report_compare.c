@@ -236,6 +236,32 @@ static void test_report_compare__refuses_bad_input(void **state)
 	assert_null(text);
 }
 
+/* A revision without a measurement is inconclusive, with no change. */
+static void test_report_compare__unmeasured_column(void **state)
+{
+	struct report_compare_input in;
+	struct report_compare_column columns[3];
+	struct report_compare_row row;
+	char *text = NULL;
+
+	(void)state;
+	fill(&in, columns, &row);
+	columns[1].change_pct = NAN;
+	columns[1].kind = REPORT_INCONCLUSIVE;
+	columns[1].runs = 0;
+	in.row_count = 0;
+	assert_int_equal(report_compare_subject(&text, &in), 0);
+	assert_string_equal(text, "[repo:main] compare of bench.score against "
+				  "32e4a5447e: 2b0cfa6e49 inconclusive, "
+				  "5e1f0a2b3c +0.1% no change");
+	free(text);
+	assert_int_equal(report_compare_body(&text, &in), 0);
+	assert_non_null(strstr(text, "culprit: inconclusive of bench.score "
+				     "against base\n"));
+	assert_null(strstr(text, "bench.score\n\n\nDisclaimer"));
+	free(text);
+}
+
 /* pairs[k - 1]: the first revision on side 0, revision k on side 1, as
  * the server loads them; means per column, small noise. */
 static void add_metric(struct report_samples *pairs, size_t columns,
@@ -307,6 +333,7 @@ int main(void)
 	    cmocka_unit_test(test_report_compare__subject),
 	    cmocka_unit_test(test_report_compare__body_has_the_table),
 	    cmocka_unit_test(test_report_compare__refuses_bad_input),
+	    cmocka_unit_test(test_report_compare__unmeasured_column),
 	    cmocka_unit_test(
 		test_report_compare__rows_selected_across_columns),
 	};
