@@ -92,9 +92,9 @@ static void test_store_compare__a_compare_job_reads_back(void **state)
 	assert_int_equal(store_compare_kind(db_conn(), bisection, kind),
 			 STORE_OK);
 	assert_string_equal(kind, "bisect");
-	assert_int_equal(store_compare_mark(db_conn(), id, revisions, labels,
-					    3, bisection),
-			 STORE_OK);
+	assert_int_equal(
+	    store_compare_mark(db_conn(), id, revisions, labels, 3, bisection),
+	    STORE_OK);
 	assert_int_equal(store_compare_kind(db_conn(), id, kind), STORE_OK);
 	assert_string_equal(kind, "compare");
 	assert_int_equal(store_compare_get(&cmp, db_conn(), id), STORE_OK);
@@ -118,15 +118,17 @@ static void test_store_compare__a_compare_job_reads_back(void **state)
 	assert_null(cmp.columns[2].verdict);
 	store_compare_clear(&cmp);
 	{
-		PGresult *r = db_exec(db_conn(),
-				      "SELECT state || ' ' || verdict || ' ' ||"
-				      " (p_value IS NULL) FROM jobs"
-				      " WHERE verdict IS NOT NULL",
-				      0, NULL);
+		PGresult *r =
+		    db_exec(db_conn(),
+			    "SELECT state || ' ' || verdict || ' ' ||"
+			    " (p_value IS NULL) FROM jobs"
+			    " WHERE verdict IS NOT NULL",
+			    0, NULL);
 
 		assert_non_null(r);
 		assert_int_equal(PQntuples(r), 1);
-		assert_string_equal(PQgetvalue(r, 0, 0), "done regression true");
+		assert_string_equal(PQgetvalue(r, 0, 0),
+				    "done regression true");
 		PQclear(r);
 	}
 }
