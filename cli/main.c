@@ -37,7 +37,9 @@ struct cli_options {
 	const char *server;
 	const char *token;
 	const char *repo, *testcase, *good, *bad;
-	json_t *notify; /* array of strings */
+	json_t *notify;	   /* array of strings */
+	json_t *revisions; /* submit --revision: a compare job */
+	const char *fix;   /* retest --fix */
 	bool wait, json, poll_given;
 	long long runs_min, runs_max; /* 0: the testcase's */
 	double poll_s;
@@ -53,6 +55,16 @@ static void usage(FILE *out)
 		" [--runs-min N] [--runs-max N]\n"
 		"                         [--wait] [--poll SECONDS]"
 		" [--json]\n"
+		"       statbisect submit --repo NAME --testcase NAME"
+		" --revision REV --revision REV...\n"
+		"                         (a compare job of 2 to 4 revisions,"
+		" the first the base;\n"
+		"                         --notify, --runs-*, --wait, --json"
+		" as above)\n"
+		"       statbisect retest JOB --fix REV [--wait]"
+		" [--poll SECONDS] [--json]\n"
+		"                         (the culprit's parent, the culprit"
+		" and the fix compared)\n"
 		"       statbisect status JOB [--wait] [--poll SECONDS]"
 		" [--json]\n"
 		"       statbisect report JOB\n"
@@ -326,6 +338,34 @@ static void summary_line(const char *label, const char *value)
 	fputc('\n', stdout);
 }
 
+/* A compare job's columns, one "revision:" line each. */
+static void print_revisions(json_t *job)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(job, "revisions"), i, c)
+	{
+		json_t *change = json_object_get(c, "change_pct");
+		const char *verdict = str_field(c, "verdict");
+		char line[160];
+
+		snprintf(line, sizeof(line), "%.12s %lld runs",
+			 str_field(c, "sha") ? str_field(c, "sha") : "",
+			 int_field(c, "runs"));
+		if (json_is_number(change))
+			snprintf(line + strlen(line),
+				 sizeof(line) - strlen(line), " %+.1f%%",
+				 json_number_value(change));
+		summary_line("revision:", line);
+		if (verdict != NULL) {
+			fputs("             ", stdout);
+			put_clean(stdout, verdict);
+			fputc('\n', stdout);
+		}
+	}
+}
+
 static void print_summary(json_t *job)
 {
 	json_t *first = named_culprit(job);
@@ -354,6 +394,7 @@ static void print_summary(json_t *job)
 	format_change(line, sizeof(line), job);
 	if (line[0] != '\0')
 		summary_line("change:", line);
+	print_revisions(job);
 	summary_line("message:", str_field(job, "message"));
 	summary_line("created:", str_field(job, "created_at"));
 	summary_line("finished:", str_field(job, "finished_at"));
@@ -464,15 +505,22 @@ static int reply_failed(const struct remote_reply *reply)
 	return status;
 }
 
+static int post_job(struct remote *remote, const struct cli_options *o,
+		    const char *path, json_t *body);
+
 static int cmd_submit(struct remote *remote, const struct cli_options *o)
 {
-	struct remote_reply reply = {0};
-	json_t *body, *job;
-	char *err = NULL;
+	json_t *body;
 	int status;
 
-	body = json_pack("{s:s,s:s,s:s,s:s}", "repo", o->repo, "testcase",
-			 o->testcase, "good", o->good, "bad", o->bad);
+	if (json_array_size(o->revisions) > 0)
+		body = json_pack("{s:s,s:s,s:s,s:O}", "kind", "compare",
+				 "repo", o->repo, "testcase", o->testcase,
+				 "revisions", o->revisions);
+	else
+		body =
+		    json_pack("{s:s,s:s,s:s,s:s}", "repo", o->repo, "testcase",
+			      o->testcase, "good", o->good, "bad", o->bad);
 	if (body == NULL)
 		return fail("the arguments must be UTF-8 text");
 	if (json_array_size(o->notify) > 0)
@@ -483,8 +531,36 @@ static int cmd_submit(struct remote *remote, const struct cli_options *o)
 	if (o->runs_max > 0)
 		json_object_set_new(body, "runs_max",
 				    json_integer(o->runs_max));
-	if (remote_call(remote, "POST", "/api/v1/jobs", body, &reply, &err) <
-	    0) {
+	status = post_job(remote, o, "/api/v1/jobs", body);
+	json_decref(body);
+	return status;
+}
+
+static int cmd_retest(struct remote *remote, const struct cli_options *o)
+{
+	char path[64];
+	json_t *body = json_pack("{s:s}", "fix", o->fix);
+	int status;
+
+	if (body == NULL)
+		return fail("the arguments must be UTF-8 text");
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/retest", o->job_id);
+	status = post_job(remote, o, path, body);
+	json_decref(body);
+	return status;
+}
+
+/* POSTs `body` to `path`, which answers 201 with a new job; prints it
+ * (or follows it with --wait). */
+static int post_job(struct remote *remote, const struct cli_options *o,
+		    const char *path, json_t *body)
+{
+	struct remote_reply reply = {0};
+	char *err = NULL;
+	json_t *job;
+	int status;
+
+	if (remote_call(remote, "POST", path, body, &reply, &err) < 0) {
 		status = fail("%s", err != NULL ? err : "out of memory");
 		goto out;
 	}
@@ -510,7 +586,6 @@ static int cmd_submit(struct remote *remote, const struct cli_options *o)
 	status = CLI_EXIT_GOOD;
 out:
 	remote_reply_clear(&reply);
-	json_decref(body);
 	free(err);
 	return status;
 }
@@ -595,7 +670,9 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 		OPT_TOKEN,
 		OPT_POLL,
 		OPT_RUNS_MIN,
-		OPT_RUNS_MAX
+		OPT_RUNS_MAX,
+		OPT_REVISION,
+		OPT_FIX
 	};
 	static const struct option options[] = {
 	    {"repo", required_argument, NULL, OPT_REPO},
@@ -610,11 +687,13 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 	    {"poll", required_argument, NULL, OPT_POLL},
 	    {"runs-min", required_argument, NULL, OPT_RUNS_MIN},
 	    {"runs-max", required_argument, NULL, OPT_RUNS_MAX},
+	    {"revision", required_argument, NULL, OPT_REVISION},
+	    {"fix", required_argument, NULL, OPT_FIX},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *env;
-	bool submit;
+	bool submit, retest;
 	int opt;
 
 	opterr = 0;
@@ -637,6 +716,16 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 						  json_string(optarg)) < 0)
 				return fail("--notify '%s' is not UTF-8 text",
 					    optarg);
+			break;
+		case OPT_REVISION:
+			if (json_array_append_new(o->revisions,
+						  json_string(optarg)) < 0)
+				return fail("--revision '%s' is not UTF-8 "
+					    "text",
+					    optarg);
+			break;
+		case OPT_FIX:
+			o->fix = optarg;
 			break;
 		case OPT_WAIT:
 			o->wait = true;
@@ -689,13 +778,27 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 		return CLI_EXIT_GOOD;
 	}
 	submit = strcmp(o->command, "submit") == 0;
-	if (!submit && strcmp(o->command, "status") != 0 &&
+	retest = strcmp(o->command, "retest") == 0;
+	if (!submit && !retest && strcmp(o->command, "status") != 0 &&
 	    strcmp(o->command, "report") != 0 &&
 	    strcmp(o->command, "cancel") != 0)
-		return fail("unknown command '%s': submit, status, report or "
-			    "cancel (see --help)",
+		return fail("unknown command '%s': submit, retest, status, "
+			    "report or cancel (see --help)",
 			    o->command);
-	if (submit) {
+	if ((o->fix != NULL) != retest)
+		return fail(retest ? "retest needs --fix REV"
+				   : "--fix is for retest only");
+	if (!submit && json_array_size(o->revisions) > 0)
+		return fail("--revision is for submit only");
+	if (submit && json_array_size(o->revisions) > 0) {
+		if (optind < argc)
+			return fail("submit takes no argument '%s'",
+				    argv[optind]);
+		if (o->repo == NULL || o->testcase == NULL ||
+		    o->good != NULL || o->bad != NULL)
+			return fail("a compare job needs --repo, --testcase "
+				    "and --revision (no --good or --bad)");
+	} else if (submit) {
 		if (optind < argc)
 			return fail("submit takes no argument '%s'",
 				    argv[optind]);
@@ -715,8 +818,9 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 			return fail("%s takes one job id", o->command);
 		if (id_parse(&o->job_id, argv[optind]) < 0)
 			return fail("'%s' is not a job id", argv[optind]);
-		if (o->wait && strcmp(o->command, "status") != 0)
-			return fail("--wait is for submit and status");
+		if (o->wait && strcmp(o->command, "status") != 0 && !retest)
+			return fail("--wait is for submit, retest and "
+				    "status");
 		if (o->json && strcmp(o->command, "report") == 0)
 			return fail("report prints the message itself; "
 				    "--json does not apply");
@@ -749,7 +853,8 @@ int main(int argc, char **argv)
 		return watch_main(argc - 1, argv + 1);
 	o.poll_s = CLI_DEFAULT_POLL_S;
 	o.notify = json_array();
-	if (o.notify == NULL)
+	o.revisions = json_array();
+	if (o.notify == NULL || o.revisions == NULL)
 		return fail("out of memory");
 	status = parse_args(&o, argc, argv);
 	if (status >= 0)
@@ -764,6 +869,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(o.command, "submit") == 0)
 		status = cmd_submit(remote, &o);
+	else if (strcmp(o.command, "retest") == 0)
+		status = cmd_retest(remote, &o);
 	else if (strcmp(o.command, "status") == 0)
 		status = cmd_status(remote, &o);
 	else if (strcmp(o.command, "report") == 0)
@@ -778,5 +885,6 @@ cleanup:
 out:
 	free(err);
 	json_decref(o.notify);
+	json_decref(o.revisions);
 	return status;
 }

@@ -13,6 +13,7 @@ import re
 import time
 
 from harness import bench_repo, check, eq, test
+from test_cli import cli
 from test_web import Browser
 
 # Bounds on noisy numbers: the benchmark's noise is 1% sd, each column has
@@ -279,3 +280,36 @@ def compare_with_a_revision_that_does_not_build_ends_with_a_report(env):
           text.replace("\r\n ", " "), "the subject says so, with no change for it")
     check(not [l for l in text.splitlines() if l.endswith("  bench.score")],
           "no KPI row with a made-up mean for the revision without runs")
+
+
+@test
+def cli_submits_a_compare_and_a_fix_retest(env):
+    svc = env.svc
+    _, shas = repo_with_fix(env, "cmpcli")
+    code, out, err = cli(svc, "submit", "--repo", "cmpcli", "--testcase", "cmpcli-tc",
+                         "--revision", shas[2], "--revision", shas[3],
+                         "--revision", shas[5], "--wait", "--poll", "0.2")
+    eq(code, 1, "a compare with a regressing column exits 1: %s" % err)
+    check(out.startswith("job ") and ": regression: %s -" % shas[3][:10] in out,
+          "the verdict line: %r" % out)
+    code, out, err = cli(svc, "status", out.split()[1].rstrip(":"))
+    eq(code, 0, "status: %s" % err)
+    lines = [l for l in out.splitlines() if l.startswith("revision:")]
+    eq(len(lines), 3, "one revision line per column in %r" % out)
+    check(lines[1].split()[1] == shas[3][:12] and "-" in lines[1].split()[-1],
+          "the culprit's line: %r" % lines[1])
+    code, out, err = cli(svc, "submit", "--repo", "cmpcli", "--testcase", "cmpcli-tc",
+                         "--revision", shas[2], "--good", shas[1])
+    eq((code, err.strip()), (2, "statbisect: a compare job needs --repo, --testcase "
+                                "and --revision (no --good or --bad)"), "compare with --good")
+    bis = svc.submit({"repo": "cmpcli", "testcase": "cmpcli-tc",
+                      "good": shas[1], "bad": shas[4]})
+    svc.wait(bis["id"])
+    code, out, err = cli(svc, "retest", str(bis["id"]), "--fix", shas[5], "--json")
+    eq(code, 0, "retest: %s" % err)
+    check('"kind": "compare"' in out or '"kind":"compare"' in out, "the new job: %r" % out[:200])
+    code, out, err = cli(svc, "retest", str(bis["id"]))
+    eq((code, err.strip()), (2, "statbisect: retest needs --fix REV"), "retest without --fix")
+    code, out, err = cli(svc, "retest", str(bis["id"]), "--fix", "no-such-fix")
+    eq(code, 2, "unknown fix")
+    check("no-such-fix" in err, "the server's message: %r" % err)
