@@ -224,7 +224,7 @@ def missing_or_bad_token_and_bad_usage_exit_2(env):
        (2, True), "not an HTTP URL: %r" % err)
 
     usage = [([], None), (["frobnicate"], "statbisect: unknown command 'frobnicate': "
-                                          "submit, status, report or cancel (see --help)\n"),
+                                          "submit, retest, status, report or cancel (see --help)\n"),
              (["status"], "statbisect: status takes one job id\n"),
              (["status", "1", "2"], "statbisect: status takes one job id\n"),
              (["status", "abc"], "statbisect: 'abc' is not a job id\n"),
@@ -233,7 +233,7 @@ def missing_or_bad_token_and_bad_usage_exit_2(env):
              # an id has one spelling.
              (["status", "01"], "statbisect: '01' is not a job id\n"),
              (["cancel", "-5"], "statbisect: unknown option '-5' (see --help)\n"),
-             (["report", "1", "--wait"], "statbisect: --wait is for submit and status\n"),
+             (["report", "1", "--wait"], "statbisect: --wait is for submit, retest and status\n"),
              (["status", "1", "--poll", "0"],
               "statbisect: --poll takes seconds from 0.1 to 3600, not '0'\n"),
              (["status", "1", "--poll", "2"], "statbisect: --poll needs --wait\n"),
