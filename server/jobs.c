@@ -149,6 +149,26 @@ static int lookup(struct job_target *target, PGconn *conn,
 	return 0;
 }
 
+void jobs_runs_against_testcase(const struct jobs_request *request,
+				const struct store_testcase_fields *testcase,
+				struct field_errors *errors)
+{
+	if (request->runs_min > 0 && request->runs_max == 0 &&
+	    request->runs_min > testcase->runs_max)
+		fields_add(errors, "runs_min", 422, "runs_conflict",
+			   "'runs_min' %lld is above the runs_max %lld of "
+			   "testcase '%s'; give 'runs_max' too to raise it",
+			   request->runs_min, testcase->runs_max,
+			   testcase->name);
+	if (request->runs_max > 0 && request->runs_min == 0 &&
+	    request->runs_max < testcase->runs_min)
+		fields_add(errors, "runs_max", 422, "runs_conflict",
+			   "'runs_max' %lld is below the runs_min %lld of "
+			   "testcase '%s'; give 'runs_min' too to lower it",
+			   request->runs_max, testcase->runs_min,
+			   testcase->name);
+}
+
 /* Resolves revision `rev` (the field `key`) into *out; an error if it
  * names no commit. */
 static bool resolve(git_oid *out, git_repository *repo, const char *rev,
@@ -253,6 +273,9 @@ int jobs_create(long long *out_id, PGconn *conn,
 	rc = lookup(&target, conn, request, errors);
 	if (rc < 0 && fields_ok(errors))
 		goto out;
+	if (rc == 0 && target.testcase_found)
+		jobs_runs_against_testcase(request, &target.testcase.fields,
+					   errors);
 	if (rc == 0 && target.repo_found)
 		candidates(&commits, &count, request, target.repo.url, errors);
 	rc = JOBS_REFUSED;

@@ -18,6 +18,7 @@
 
 #include "fields.h"
 #include "store/store_jobs.h"
+#include "store/store_repos.h"
 
 #define JOBS_REFUSED (-1)
 #define JOBS_DB_FAILED (-2)
@@ -53,6 +54,17 @@ void jobs_request_from_json(struct jobs_request *out, json_t *body,
  */
 void jobs_request_check(const struct jobs_request *request,
 			struct field_errors *errors);
+
+/*
+ * Checks a runs bound given alone against the testcase's other bound: a
+ * runs_min above its runs_max, or a runs_max below its runs_min, is
+ * refused (422 "runs_conflict" naming the field and the testcase's
+ * bound) instead of moving the other bound with it.  Both bounds given
+ * replace the testcase's (jobs_request_check orders them).
+ */
+void jobs_runs_against_testcase(const struct jobs_request *request,
+				const struct store_testcase_fields *testcase,
+				struct field_errors *errors);
 
 /*
  * Creates the job `request` asks for on behalf of token `token_id` (0:

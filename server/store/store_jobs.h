@@ -59,6 +59,7 @@ struct store_job {
 	bool higher_is_better;
 	double change_pct, p_value, confidence;
 	double change_ci95_lo, change_ci95_hi;
+	long long runs_min, runs_max; /* the job's own; 0: the testcase's */
 	PGresult *result;
 };
 
