@@ -32,13 +32,15 @@ static void usage(FILE *out)
 	    "           [--lease-seconds N] [--smtp-retry-max SECONDS]\n"
 	    "           [--max-connections N] [--max-connections-per-ip N]\n"
 	    "           [--connection-timeout SECONDS]\n"
+	    "           [--max-jobs-per-hour N] [--max-open-jobs N]\n"
 	    "environment: STATBISECT_DB, STATBISECT_LISTEN,"
 	    " STATBISECT_SMTP_URL,\n"
 	    "  STATBISECT_MAIL_FROM, STATBISECT_ADMIN_TOKEN,"
 	    " STATBISECT_BASE_URL,\n"
 	    "  STATBISECT_SMTP_RETRY_MAX, STATBISECT_MAX_CONNECTIONS,\n"
 	    "  STATBISECT_MAX_CONNECTIONS_PER_IP,"
-	    " STATBISECT_CONNECTION_TIMEOUT\n");
+	    " STATBISECT_CONNECTION_TIMEOUT,\n"
+	    "  STATBISECT_MAX_JOBS_PER_HOUR, STATBISECT_MAX_OPEN_JOBS\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -153,6 +155,8 @@ int main(int argc, char **argv)
 	    {"max-connections", required_argument, NULL, 'C'},
 	    {"max-connections-per-ip", required_argument, NULL, 'P'},
 	    {"connection-timeout", required_argument, NULL, 'T'},
+	    {"max-jobs-per-hour", required_argument, NULL, 'J'},
+	    {"max-open-jobs", required_argument, NULL, 'O'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -178,6 +182,8 @@ int main(int argc, char **argv)
 	server_config.lease_seconds = 60;
 	server_config.smtp_retry_max =
 	    (unsigned)atoi(env_or("STATBISECT_SMTP_RETRY_MAX", "3600"));
+	if (server_job_limits_from_env() < 0)
+		return 2;
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
@@ -218,6 +224,14 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			limits_given[2] = optarg;
+			break;
+		case 'J':
+		case 'O':
+			if (server_job_limit_option(opt == 'J'
+							? "--max-jobs-per-hour"
+							: "--max-open-jobs",
+						    optarg) < 0)
+				return 2;
 			break;
 		case 'h':
 			usage(stdout);

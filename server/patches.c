@@ -403,6 +403,24 @@ static int store_form(struct store_patch *out, char **links,
 }
 
 /* Stores the job and its first tasks; false with the answer in `res`. */
+/* Counts the token's jobs against its limits (jobs_quota_check) inside
+ * the storing transaction; false after rolling back and answering. */
+static bool within_quota(struct http_response *res, PGconn *conn,
+			 long long token_id)
+{
+	struct field_errors errors;
+	int rc;
+
+	fields_init(&errors);
+	rc = jobs_quota_check(conn, token_id, &errors);
+	if (rc == 0)
+		return true;
+	db_rollback(conn);
+	if (rc == JOBS_DB_FAILED || !fields_answer(res, &errors))
+		http_db_failed(res);
+	return false;
+}
+
 static bool store_job(struct http_response *res, PGconn *conn,
 		      const struct store_patch_job *job,
 		      const struct series *s, const struct patch_request *pr,
@@ -424,6 +442,8 @@ static bool store_job(struct http_response *res, PGconn *conn,
 		http_db_failed(res);
 		goto out;
 	}
+	if (!within_quota(res, conn, job->token_id))
+		goto out;
 	if (store_patches_insert_job(conn, job, patches, s->count, job_id) < 0)
 		goto failed;
 	snprintf(id, sizeof(id), "%lld", *job_id);

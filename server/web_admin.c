@@ -383,6 +383,8 @@ void web_admin_tokens_create(struct http_response *res,
 	values = web_admin_form_values(form, token_fields);
 	request.name = json_string_value(json_object_get(values, "name"));
 	request.role = json_string_value(json_object_get(values, "role"));
+	request.max_jobs_per_hour = -1; /* the server's */
+	request.max_open_jobs = -1;
 	fields_init(&errors);
 	if (tokens_create(&token, secret, &errors, &request) == 0) {
 		/* The token is shown once, on this page, and never again. */

@@ -117,6 +117,48 @@ int store_jobs_lock(PGconn *conn, long long job_id, char state[16])
 	return found ? STORE_OK : STORE_NOT_FOUND;
 }
 
+int store_jobs_token_usage(struct store_token_usage *out, PGconn *conn,
+			   long long token_id)
+{
+	char id[STORE_INT_TEXT];
+	const char *params[1] = {store_int_text(id, token_id)};
+	PGresult *r;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	r = db_exec(conn,
+		    "SELECT coalesce(max_jobs_per_hour, -1),"
+		    " coalesce(max_open_jobs, -1) FROM tokens"
+		    " WHERE id = $1 FOR UPDATE",
+		    1, params);
+	error = store_one_row(r);
+	if (error != STORE_OK)
+		return error;
+	out->max_jobs_per_hour = db_int(r, 0, 0);
+	out->max_open_jobs = db_int(r, 0, 1);
+	PQclear(r);
+	/* Read committed: this statement's snapshot is taken after the lock
+	 * was granted, so it counts the job of the submission that held it. */
+	r = db_exec(conn,
+		    "SELECT count(*) FILTER (WHERE state IN"
+		    " ('queued', 'running')),"
+		    " count(*) FILTER (WHERE created_at >"
+		    " now() - interval '1 hour'),"
+		    " coalesce(ceil(extract(epoch FROM min(created_at)"
+		    " FILTER (WHERE created_at > now() - interval '1 hour')"
+		    " + interval '1 hour' - now())), 0)::bigint"
+		    " FROM jobs WHERE created_by = $1",
+		    1, params);
+	error = store_one_row(r);
+	if (error != STORE_OK)
+		return error;
+	out->open_jobs = db_int(r, 0, 0);
+	out->jobs_last_hour = db_int(r, 0, 1);
+	out->hour_frees_in_s = db_int(r, 0, 2);
+	PQclear(r);
+	return STORE_OK;
+}
+
 void store_job_clear(struct store_job *job)
 {
 	PQclear(job->result);
