@@ -8,6 +8,7 @@
 #include "testcases.h"
 #include "tokens.h"
 #include "watches.h"
+#include "web.h"
 
 /* The core contract routes; the route tables of other files follow. */
 static const struct http_route core_routes[] = {
@@ -39,6 +40,8 @@ struct http_route *server_routes(void)
 	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
 		for (i = 0; tables[t][i].method != NULL; i++)
 			n++;
+	/* The web UI's paths get its error page from the HTTP layer too. */
+	http_set_page_error(web_layer_error_page);
 	all = calloc(n + 1, sizeof(*all));
 	if (all == NULL)
 		return NULL;

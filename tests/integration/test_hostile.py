@@ -198,10 +198,12 @@ def ids_on_every_route(env, svc):
         for bad in bad_ids(good):
             path = pattern.replace("{}", bad)
             if method == "POST":
-                status, _, page = b.post(path, {"csrf": b.csrf})
+                status, hdrs, page = b.post(path, {"csrf": b.csrf})
             else:
-                status, _, page = b.get(path)
+                status, hdrs, page = b.get(path)
             check(status in (400, 404), "%s %s: got %d" % (method, path, status))
+            check("text/html" in hdrs.get("Content-Type", "") and "</html>" in page,
+                  "%s %s: an HTML page: %r" % (method, path, page[:200]))
     eq(svc.api.ok("GET", "/api/v1/jobs/%d" % n)["state"] in ("queued", "running"),
        True, "the job is still open after the web posts")
     eq(svc.api.ok("GET", "/api/v1/jobs?repo=hostile-ids")["total"], jobs_before,
@@ -313,7 +315,16 @@ def hostile_form_posts_from_a_browser_get_html_pages(env):
     check(data.startswith(b"HTTP/1.1 413 "), "413 first, no 100 Continue: %r" % data[:80])
     check(b"Content-Type: text/html" in data.partition(b"\r\n\r\n")[0],
           "an HTML 413 for the browser: %r" % data[:300])
+    # A path no route of the web UI takes, or a method it does not take:
+    # a page too.
+    for path, body, want in (("/jobs/1/2/cancel", b"csrf=x", b" 404 "),
+                             ("/jobs/1/live", b"csrf=x", b" 405 ")):
+        head, page = post(path, body, "application/x-www-form-urlencoded")
+        check(want in head[:20] and b"text/html" in head and b"</html>" in page,
+              "%s: an HTML page: %r" % (path, head[:200]))
     # The API keeps its JSON.
+    status, reply = svc.api.call("POST", "/api/v1/nothing", {})
+    eq((status, reply["error"]["code"]), (404, "not_found"), "the API's 404")
     data = raw(port, b"POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\n"
                b"Content-Type: application/x-www-form-urlencoded\r\n"
                b"Content-Length: %d\r\nExpect: 100-continue\r\n\r\n" % LARGE, b"}")
