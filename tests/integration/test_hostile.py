@@ -258,7 +258,11 @@ def hostile_runs_bounds_that_contradict_the_testcase_are_refused(env):
     eq(status, 422, "the form with runs_min above the testcase's runs_max")
     check("is above the runs_max 40 of testcase" in page,
           "the form says the testcase's bound: %r" % page[-2000:])
-    eq(total(), before + 4, "nothing stored for the refused form")
+    status, _, page = b.post("/jobs/new", dict(form, runs_min="", runs_max="3"))
+    eq(status, 422, "the form with runs_max below the testcase's runs_min")
+    check("is below the runs_min 5 of testcase" in page,
+          "the form says the testcase's bound: %r" % page[-2000:])
+    eq(total(), before + 4, "nothing stored for the refused forms")
 
 
 def multipart(fields):

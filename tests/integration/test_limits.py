@@ -205,6 +205,13 @@ def a_token_past_its_job_limits_is_answered_429_with_retry_after(env):
         svc.api.ok("DELETE", "/api/v1/jobs/%d" % ids[0], token=made["token"])
         eq(submit_raw(svc, made["token"], body)[0], 201, "after a job ended")
         eq(submit_raw(svc, made["token"], body)[0], 429, "two open again")
+        # The web form says so too, on the form.
+        from test_web import Browser
+        b = Browser(svc.url).sign_in(made["token"])
+        status, hdrs, page = b.post("/jobs/new", dict(body, csrf=b.csrf))
+        eq(status, 429, "the form past the limit")
+        check("jobs queued or running, its limit" in page and
+              hdrs.get("Retry-After") == "60", "the form says why and when")
         # The server's hourly limit (6): the token has submitted 3; the
         # cancelled jobs count for the hour all the same.
         for job in svc.api.ok("GET", "/api/v1/jobs")["jobs"]:
