@@ -318,7 +318,7 @@ int jobs_create(long long *out_id, PGconn *conn,
 	struct job_target target = {0};
 	struct gitrepo_commit *commits = NULL;
 	size_t count = 0;
-	int rc;
+	int rc, quota;
 
 	jobs_request_check(request, errors);
 	rc = lookup(&target, conn, request, errors);
@@ -327,7 +327,14 @@ int jobs_create(long long *out_id, PGconn *conn,
 	if (rc == 0 && target.testcase_found)
 		jobs_runs_against_testcase(request, &target.testcase.fields,
 					   errors);
-	if (rc == 0 && target.repo_found)
+	/* A token past its limits is refused before the fetch, which costs
+	 * the most; store() counts again under the lock. */
+	quota = rc == 0 ? jobs_quota_check(conn, token_id, errors) : 0;
+	if (quota == JOBS_DB_FAILED) {
+		rc = quota;
+		goto out;
+	}
+	if (rc == 0 && quota == 0 && target.repo_found)
 		candidates(&commits, &count, request, target.repo.url, errors);
 	rc = JOBS_REFUSED;
 	if (!fields_ok(errors) || commits == NULL)
