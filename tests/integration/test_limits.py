@@ -229,6 +229,22 @@ def a_token_past_its_job_limits_is_answered_429_with_retry_after(env):
         check(3500 <= wait <= 3600, "Retry-After when the oldest leaves the "
               "hour: %d" % wait)
         eq(jobs_total(svc), 6, "six jobs stored in all")
+        # The admin's token form sets the limits too.
+        from test_web import Browser
+        admin = Browser(svc.url).sign_in(svc.api.token)
+        status, _, page = admin.post("/admin/tokens", {
+            "csrf": admin.csrf, "name": "web-limited", "role": "submit",
+            "max_open_jobs": "many", "max_jobs_per_hour": ""})
+        check(status == 400 and "Open jobs at most" in page and
+              "from 0 to 1000000" in page, "a limit that is no number: %d" % status)
+        status, _, page = admin.post("/admin/tokens", {
+            "csrf": admin.csrf, "name": "web-limited", "role": "submit",
+            "max_open_jobs": "1", "max_jobs_per_hour": ""})
+        eq(status, 201, "a token made on the form with a limit")
+        listed = [t for t in svc.api.ok("GET", "/api/v1/tokens")["tokens"]
+                  if t["name"] == "web-limited"]
+        eq([(t["max_open_jobs"], t["max_jobs_per_hour"]) for t in listed],
+           [(1, None)], "the form's limits, stored")
         # A token of its own limits (0: none) passes the server's.
         free = svc.api.ok("POST", "/api/v1/tokens", {
             "name": "no-limit", "role": "submit", "max_jobs_per_hour": 0,
