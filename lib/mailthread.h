@@ -11,17 +11,17 @@
  * the one before (deep).  Its head is the message the thread starts from:
  * the cover letter, or patch 1.
  */
-#ifndef STATBISECT_INBOX_H
-#define STATBISECT_INBOX_H
+#ifndef STATBISECT_MAILTHREAD_H
+#define STATBISECT_MAILTHREAD_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
 /* A series longer than this is no series to take. */
-#define INBOX_PATCHES_MAX 500
+#define MAILTHREAD_PATCHES_MAX 500
 
 /* The headers of one message of the inbox, as lib/mbox.h reads them. */
-struct inbox_item {
+struct mailthread_item {
 	const char *message_id; /* without angle brackets */
 	const char
 	    *in_reply_to;  /* likewise; NULL when it replies to nothing */
@@ -35,33 +35,37 @@ struct inbox_item {
  * earlier message of a series of the same length (a patch or cover letter
  * numbered below the child).  A message whose parent is missing, is no
  * patch, counts another total or does not come before it (a v2 sent in
- * reply to v1) is a head itself, and so is a single "[PATCH]".  Returns
- * the head's index.
+ * reply to v1) is a head itself, and so is a single "[PATCH]".  Patches
+ * that reply to one message that has not come (a shallow thread's cover
+ * letter) share one head: the first-numbered of them.  Returns the
+ * head's index.
  */
-size_t inbox_head(const struct inbox_item *items, size_t count, size_t i);
+size_t mailthread_head(const struct mailthread_item *items, size_t count,
+		       size_t i);
 
-/* What inbox_series found of the series headed by one item. */
-enum inbox_state {
-	INBOX_COMPLETE,	 /* every patch, and the cover letter when sent */
-	INBOX_WAITING,	 /* a patch, or the cover letter, has not come */
-	INBOX_NO_SERIES, /* numbers repeat or disagree: no series to take */
+/* What mailthread_series found of the series headed by one item. */
+enum mailthread_state {
+	MAILTHREAD_COMPLETE,  /* every patch, and the cover letter when sent */
+	MAILTHREAD_WAITING,   /* a patch, or the cover letter, has not come */
+	MAILTHREAD_NO_SERIES, /* numbers repeat or disagree: no series to take
+			       */
 };
 
 /*
- * Collects the series headed by item `head` (an index inbox_head gave):
+ * Collects the series headed by item `head` (an index mailthread_head gave):
  * into `order` (room for `count` indexes) the cover letter when there is
- * one, then patches 1..m in order; *n their number.  INBOX_WAITING when
+ * one, then patches 1..m in order; *n their number.  MAILTHREAD_WAITING when
  * a patch of 1..m is missing, or when the head is patch 1 of a longer
  * series replying to a message not in `items` (the cover letter, still
  * on its way); *n is then what has come, in the same order, and
- * *missing (when not NULL) the first patch number missing, 0 for the
- * cover letter.  A single "[PATCH]" is complete by itself.
- * INBOX_NO_SERIES when the head is no patch, a number repeats or lies
- * outside 0..m, or m is over INBOX_PATCHES_MAX.
+ * *missing (when not NULL) the first patch number missing, or 0 when
+ * every patch is here and only the cover letter is not.  A single "[PATCH]" is
+ * complete by itself. MAILTHREAD_NO_SERIES when the head is no patch, a number
+ * repeats or lies outside 0..m, or m is over MAILTHREAD_PATCHES_MAX.
  */
-enum inbox_state inbox_series(size_t *order, size_t *n, int *missing,
-			      const struct inbox_item *items, size_t count,
-			      size_t head);
+enum mailthread_state mailthread_series(size_t *order, size_t *n, int *missing,
+					const struct mailthread_item *items,
+					size_t count, size_t head);
 
 /*
  * True when the subject's first bracketed tag that holds the word PATCH
@@ -69,6 +73,6 @@ enum inbox_state inbox_series(size_t *order, size_t *n, int *missing,
  * its blank-separated words, compared without case; an empty `word`
  * matches any such subject.  False for a subject without a PATCH tag.
  */
-bool inbox_tag_matches(const char *subject, const char *word);
+bool mailthread_tag_matches(const char *subject, const char *word);
 
 #endif
