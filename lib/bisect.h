@@ -104,11 +104,19 @@ struct bisect_options {
 struct bisect_commit {
 	const double *values; /* KPI of each search run, in run order */
 	size_t value_count;
-	const double *confirm_values; /* KPI of each confirmation run */
+	const double *confirm_values; /* KPI of each confirmation run, in
+					 run order */
 	size_t confirm_count;
 	const size_t *parents; /* indices of parents inside the range */
 	size_t parent_count;
 	bool build_failed;
+	/* Each confirmation run's place in the order the job's runs were
+	 * made (1, 2, ...; one count over every commit, increasing within
+	 * a commit), or NULL / a 0 entry when that order is unknown.  With
+	 * it a confirmation compares its two sides in pairs of runs made
+	 * one after the other, which a machine that switches speed between
+	 * runs cannot fake; without it, all runs of each side, as before. */
+	const size_t *confirm_seq;
 };
 
 struct bisect_request {

@@ -29,6 +29,7 @@ void sched_job_clear(struct sched_job *job)
 	free(job->commits);
 	free(job->input);
 	free(job->values);
+	free(job->seq);
 	free(job->parents);
 	free(job->classes);
 	memset(job, 0, sizeof(*job));
@@ -114,7 +115,10 @@ out:
 
 /*
  * Fills the engine input with the KPI of every run, grouped by commit and
- * by purpose (search runs and confirmation runs are kept apart).
+ * by purpose (search runs and confirmation runs are kept apart), and each
+ * confirmation run's place in the upload order: runs come in upload order
+ * (store_runs_kpis), and a worker uploads a task's runs in the order it
+ * made them, so the place is the order the machine ran them in.
  */
 static int load_runs(struct sched_job *job, PGconn *conn)
 {
@@ -125,9 +129,10 @@ static int load_runs(struct sched_job *job, PGconn *conn)
 	if (store_runs_kpis(&runs, &n, conn, job->id) < 0)
 		return -1;
 	job->values = malloc((n != 0 ? n : 1) * sizeof(*job->values));
+	job->seq = calloc(n != 0 ? n : 1, sizeof(*job->seq));
 	/* fill[2 * idx + confirm]: runs of each commit and purpose */
 	fill = calloc(2 * job->count, sizeof(*fill));
-	if (job->values == NULL || fill == NULL) {
+	if (job->values == NULL || job->seq == NULL || fill == NULL) {
 		free(runs);
 		free(fill);
 		return -1;
@@ -146,6 +151,7 @@ static int load_runs(struct sched_job *job, PGconn *conn)
 		job->input[i].values = job->values + offset;
 		offset += fill[2 * i];
 		job->input[i].confirm_values = job->values + offset;
+		job->input[i].confirm_seq = job->seq + offset;
 		offset += fill[2 * i + 1];
 		fill[2 * i] = fill[2 * i + 1] = 0;
 	}
@@ -158,6 +164,8 @@ static int load_runs(struct sched_job *job, PGconn *conn)
 			continue;
 		dst = (double *)(confirm ? job->input[idx].confirm_values
 					 : job->input[idx].values);
+		/* job->seq runs beside job->values */
+		job->seq[dst - job->values + fill[2 * idx + confirm]] = i + 1;
 		dst[fill[2 * idx + confirm]++] = runs[i].kpi;
 	}
 	for (i = 0; i < job->count; i++) {

@@ -32,6 +32,7 @@ struct sched_job {
 	struct sched_commit *commits;
 	struct bisect_commit *input; /* engine input, one per commit */
 	double *values;		     /* storage behind the runs' values */
+	size_t *seq;		     /* behind input[].confirm_seq */
 	size_t *parents;	     /* storage behind input[].parents */
 	enum bisect_class *classes;
 	struct bisect_result result;
