@@ -33,7 +33,12 @@
  *     in two, so every change point is found.
  *  3. Each culprit is confirmed against its parent with fresh interleaved
  *     runs before it is reported (a culprit the fresh runs refute is not
- *     named beside a confirmed one); the confidence is the probability
+ *     named beside a confirmed one).  When the runs' order is known
+ *     (confirm_seq) only pairs are compared, a run of the culprit next to
+ *     one of its parent, both sides getting as many new runs: their
+ *     differences by the pooled t-test, or by Wilcoxon's signed-rank test
+ *     when they spread wider than the noise allows (the machine changed
+ *     speed inside a pair).  The confidence is the probability
  *     that it is the culprit: the search's error bounds give the prior
  *     odds, the fresh runs' likelihood ratio (a change of the size found
  *     against none) updates them.
