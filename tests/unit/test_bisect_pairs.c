@@ -60,8 +60,7 @@ struct pairs_job {
 	gsl_rng *rng;
 };
 
-static void pairs_init(struct pairs_job *job, size_t count,
-		       unsigned long seed)
+static void pairs_init(struct pairs_job *job, size_t count, unsigned long seed)
 {
 	size_t i;
 
@@ -90,8 +89,7 @@ static void pairs_search_runs(struct pairs_job *job, size_t commit,
 /* One run of `commit` on the machine, the next in its order. */
 static double pairs_run(struct pairs_job *job, size_t commit)
 {
-	double v =
-	    job->level[commit] + gsl_ran_gaussian(job->rng, PAIRS_SD);
+	double v = job->level[commit] + gsl_ran_gaussian(job->rng, PAIRS_SD);
 
 	job->runs++;
 	if (job->runs >= job->slow_from && job->runs < job->slow_to)
@@ -296,6 +294,59 @@ static void test_bisect_pairs__parent_runs_long_before_culprit(void **state)
 	assert_true(right >= 4);
 }
 
+/*
+ * The requests themselves, at commit 2's confirmation in the chain above:
+ * with the runs' order known both sides get four new runs, interleaved,
+ * though the parent has four fresh runs already (made long before);
+ * without it (confirm_seq NULL, an older caller) the engine asks as it
+ * did, the culprit's runs alone.
+ */
+static void test_bisect_pairs__both_sides_get_new_runs_alike(void **state)
+{
+	struct pairs_job job;
+	struct bisect_result res;
+	struct bisect_options opts;
+	size_t k, known;
+
+	(void)state;
+	for (known = 0; known < 2; known++) {
+		pairs_init(&job, 3, 7);
+		job.level[0] = 1000.0;
+		job.level[1] = job.level[2] = 1020.0;
+		pairs_search_runs(&job, 0, 1000.0, 12);
+		pairs_search_runs(&job, 1, 1020.0, 12);
+		pairs_search_runs(&job, 2, 1040.0, 12);
+		for (k = 0; k < 4; k++) {
+			pairs_make(&job, 0, true);
+			pairs_make(&job, 1, true);
+		}
+		pairs_refresh(&job);
+		if (!known)
+			for (k = 0; k < job.count; k++)
+				job.input[k].confirm_seq = NULL;
+		bisect_options_init(&opts, false);
+		assert_int_equal(
+		    bisect_step(&res, NULL, job.input, job.count, &opts), 0);
+		assert_int_equal(res.verdict, BISECT_PENDING);
+		assert_true(res.interleave);
+		if (known) {
+			assert_int_equal(res.request_count, 2);
+			assert_int_equal(res.requests[0].commit, 1);
+			assert_int_equal(res.requests[0].runs, 4);
+			assert_int_equal(res.requests[1].commit, 2);
+			assert_int_equal(res.requests[1].runs, 4);
+		} else {
+			assert_int_equal(res.request_count, 1);
+			assert_int_equal(res.requests[0].commit, 2);
+			assert_int_equal(res.requests[0].runs, 4);
+		}
+		for (k = 0; k < res.request_count; k++)
+			assert_int_equal(res.requests[k].purpose,
+					 BISECT_CONFIRM);
+		gsl_rng_free(job.rng);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -303,6 +354,7 @@ int main(void)
 		test_bisect_pairs__mode_switch_inside_confirmation),
 	    cmocka_unit_test(
 		test_bisect_pairs__parent_runs_long_before_culprit),
+	    cmocka_unit_test(test_bisect_pairs__both_sides_get_new_runs_alike),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
