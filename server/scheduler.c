@@ -113,27 +113,17 @@ out:
 	return error;
 }
 
-/*
- * Fills the engine input with the KPI of every run, grouped by commit and
- * by purpose (search runs and confirmation runs are kept apart), and each
- * confirmation run's place in the upload order: runs come in upload order
- * (store_runs_kpis), and a worker uploads a task's runs in the order it
- * made them, so the place is the order the machine ran them in.
- */
-static int load_runs(struct sched_job *job, PGconn *conn)
+int sched_fill_runs(struct sched_job *job, const struct store_run_kpi *runs,
+		    size_t n)
 {
-	struct store_run_kpi *runs;
-	size_t *fill = NULL;
-	size_t i, n, offset = 0;
+	size_t *fill;
+	size_t i, offset = 0;
 
-	if (store_runs_kpis(&runs, &n, conn, job->id) < 0)
-		return -1;
 	job->values = malloc((n != 0 ? n : 1) * sizeof(*job->values));
 	job->seq = calloc(n != 0 ? n : 1, sizeof(*job->seq));
 	/* fill[2 * idx + confirm]: runs of each commit and purpose */
 	fill = calloc(2 * job->count, sizeof(*fill));
 	if (job->values == NULL || job->seq == NULL || fill == NULL) {
-		free(runs);
 		free(fill);
 		return -1;
 	}
@@ -178,8 +168,20 @@ static int load_runs(struct sched_job *job, PGconn *conn)
 		    job->commits[i].failed_runs >= job->opts.runs_min;
 	}
 	free(fill);
-	free(runs);
 	return 0;
+}
+
+static int load_runs(struct sched_job *job, PGconn *conn)
+{
+	struct store_run_kpi *runs;
+	size_t n;
+	int rc;
+
+	if (store_runs_kpis(&runs, &n, conn, job->id) < 0)
+		return -1;
+	rc = sched_fill_runs(job, runs, n);
+	free(runs);
+	return rc;
 }
 
 int sched_load(struct sched_job *out, PGconn *conn, long long job_id)
