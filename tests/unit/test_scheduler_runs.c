@@ -34,20 +34,20 @@ static void job_new(struct sched_job *job, size_t count)
  * confirmation run keeps its place in the upload order, 1 for the first
  * row, failed and ignored rows included.
  */
-static void test_sched_fill_runs__confirmation_runs_keep_upload_order(
-    void **state)
+static void
+test_sched_fill_runs__confirmation_runs_keep_upload_order(void **state)
 {
 	static const struct store_run_kpi rows[] = {
-	    {0, true, 1.0, false},  /* 1: search, commit 0 */
-	    {2, true, 2.0, false},  /* 2: search, commit 2 */
-	    {1, true, 10.0, true},  /* 3: confirm, parent */
-	    {2, true, 20.0, true},  /* 4: confirm, culprit */
-	    {1, false, 0.0, true},  /* 5: parent, no KPI */
-	    {2, true, 21.0, true},  /* 6 */
-	    {1, true, 11.0, true},  /* 7 */
-	    {7, true, 99.0, true},  /* 8: outside the range */
-	    {2, true, 22.0, true},  /* 9 */
-	    {0, true, 1.5, false},  /* 10: search, commit 0 */
+	    {0, true, 1.0, false}, /* 1: search, commit 0 */
+	    {2, true, 2.0, false}, /* 2: search, commit 2 */
+	    {1, true, 10.0, true}, /* 3: confirm, parent */
+	    {2, true, 20.0, true}, /* 4: confirm, culprit */
+	    {1, false, 0.0, true}, /* 5: parent, no KPI */
+	    {2, true, 21.0, true}, /* 6 */
+	    {1, true, 11.0, true}, /* 7 */
+	    {7, true, 99.0, true}, /* 8: outside the range */
+	    {2, true, 22.0, true}, /* 9 */
+	    {0, true, 1.5, false}, /* 10: search, commit 0 */
 	};
 	struct sched_job job;
 
