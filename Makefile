@@ -37,7 +37,8 @@ PROGRAMS := bin/statbisect-server bin/statbisect-worker bin/statbisect-sim \
             $(if $(wildcard cli/main.c),bin/statbisect)
 
 .PHONY: all check limits unit integration contract run demo deps clean bench \
-        check-asan format format-check compare compare-self fuzz faults
+        check-asan format format-check compare compare-self fuzz faults \
+        sqlplace
 
 all: $(PROGRAMS)
 
@@ -101,6 +102,12 @@ limits:
 	/usr/bin/python3 tests/lint/test_limits.py
 	/usr/bin/python3 tests/lint/limits.py
 
+# Issue 9's layering rule (tests/lint/sqlplace.py): no SQL in server/*.c
+# outside server/store/ and db.c.
+sqlplace:
+	/usr/bin/python3 tests/lint/test_sqlplace.py
+	/usr/bin/python3 tests/lint/sqlplace.py
+
 compare-self: all
 	bash tests/compare/run.sh --trees . .
 
@@ -114,7 +121,8 @@ check: deps
 	$(MAKE) format-check
 	$(MAKE) all $(UNIT_TESTS)
 	bash scripts/run-unit $(UNIT_TESTS)
-	/usr/bin/python3 tests/lint/test_limits.py
+	$(MAKE) limits
+	$(MAKE) sqlplace
 	/usr/bin/python3 tests/integration/run.py
 	/usr/bin/python3 tests/faults/run.py
 	@if [ -f tests/browser/run.sh ]; then bash tests/browser/run.sh; fi

@@ -77,14 +77,6 @@ static bool separator_at(const char *p, const char *end)
 	return header_like(next, line_len(next, line_end(next, end)));
 }
 
-static int hex_value(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 static int base64_value(int c)
 {
 	if (c >= 'A' && c <= 'Z')
@@ -129,10 +121,11 @@ static void qp_decode(struct strbuf *out, const char *p, size_t len,
 	for (i = 0; i < len; i++) {
 		char c = p[i];
 
-		if (c == '=' && i + 2 < len + 0 && hex_value(p[i + 1]) >= 0 &&
-		    hex_value(p[i + 2]) >= 0) {
-			c = (char)(hex_value(p[i + 1]) * 16 +
-				   hex_value(p[i + 2]));
+		if (c == '=' && i + 2 < len + 0 &&
+		    strbuf_hex_value(p[i + 1]) >= 0 &&
+		    strbuf_hex_value(p[i + 2]) >= 0) {
+			c = (char)(strbuf_hex_value(p[i + 1]) * 16 +
+				   strbuf_hex_value(p[i + 2]));
 			i += 2;
 		} else if (c == '=' && !header &&
 			   (i + 1 == len || p[i + 1] == '\n' ||

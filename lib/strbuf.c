@@ -122,6 +122,17 @@ void strbuf_url(struct strbuf *buf, const char *text, size_t len)
 	}
 }
 
+int strbuf_hex_value(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 void strbuf_hex(struct strbuf *buf, const void *data, size_t len)
 {
 	static const char digits[] = "0123456789abcdef";

@@ -44,6 +44,10 @@ void strbuf_url(struct strbuf *buf, const char *text, size_t len);
 /* Appends the `len` bytes at `data` as lower-case hex digits. */
 void strbuf_hex(struct strbuf *buf, const void *data, size_t len);
 
+/* The value of the hex digit `c` (either case), or -1 for any other
+ * character: what decoders of %XX and =XX escapes read digits with. */
+int strbuf_hex_value(int c);
+
 /*
  * Appends the `len` bytes at `data` in base64 (RFC 4648, with '='
  * padding, no line breaks).

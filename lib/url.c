@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strbuf.h"
+
 /* `url` with bytes [from, to) replaced by "***", malloc'd. */
 static int splice_mask(char **out, const char *url, size_t from, size_t to)
 {
@@ -124,25 +126,15 @@ out:
 	return error;
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 size_t url_unescape(char *text)
 {
 	char *in = text, *out = text;
 	int high, low;
 
 	while (*in != '\0') {
-		if (in[0] == '%' && (high = hex_value(in[1])) >= 0 &&
-		    (low = hex_value(in[2])) >= 0 && (high | low) != 0) {
+		if (in[0] == '%' && (high = strbuf_hex_value(in[1])) >= 0 &&
+		    (low = strbuf_hex_value(in[2])) >= 0 &&
+		    (high | low) != 0) {
 			*out++ = (char)(high * 16 + low);
 			in += 3;
 		} else {

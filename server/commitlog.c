@@ -291,47 +291,61 @@ static bool parse_sha(char *sha, size_t size, const char *text)
 	return true;
 }
 
-void commitlog_get(struct http_response *res, struct http_request *req)
+int commitlog_log(json_t **out, struct field_errors *errors, long long job_id,
+		  const char *commit)
 {
 	struct store_commit_log log;
-	long long job_id;
 	char sha[41];
 
-	if (!http_path_id(res, req->params[0], "not_found", "job", &job_id))
-		return;
-	if (!parse_sha(sha, sizeof(sha), req->params[1])) {
-		http_error(res, 400, "invalid_commit",
+	*out = NULL;
+	if (!parse_sha(sha, sizeof(sha), commit)) {
+		fields_add(errors, "commit", 400, "invalid_commit",
 			   "a commit is named by 4 to 40 hex digits of its "
 			   "SHA");
-		return;
+		return -1;
 	}
 	if (store_outcomes_log(&log, db_conn(), job_id, sha) != STORE_OK) {
-		http_db_failed(res);
-		return;
+		fields_db_failed(errors);
+		return -1;
 	}
 	if (!log.job_found)
-		http_error(res, 404, "not_found", "no job %lld", job_id);
+		fields_add(errors, "", 404, "not_found", "no job %lld",
+			   job_id);
 	else if (log.matches == 0)
-		http_error(res, 404, "not_found",
+		fields_add(errors, "commit", 404, "not_found",
 			   "commit %s is not a candidate of job %lld", sha,
 			   job_id);
 	else if (log.matches > 1)
-		http_error(res, 400, "ambiguous_commit",
+		fields_add(errors, "commit", 400, "ambiguous_commit",
 			   "%s names more than one commit of job %lld; give "
 			   "more digits",
 			   sha, job_id);
 	else
-		http_json(
-		    res, 200,
-		    json_pack(
-			"{s:I,s:I,s:s,s:b,s:o,s:o,s:o}", "job",
-			(json_int_t)job_id, "index", (json_int_t)log.index,
-			"commit", log.sha, "build_failed", log.build_failed,
-			"outcome", outcome_json(&log.outcome), "build_log",
-			log.build_log == NULL ? json_null()
-					      : json_string(log.build_log),
-			"run_output",
-			log.run_output == NULL ? json_null()
-					       : json_string(log.run_output)));
+		*out = json_pack(
+		    "{s:I,s:I,s:s,s:b,s:o,s:o,s:o}", "job", (json_int_t)job_id,
+		    "index", (json_int_t)log.index, "commit", log.sha,
+		    "build_failed", log.build_failed, "outcome",
+		    outcome_json(&log.outcome), "build_log",
+		    log.build_log == NULL ? json_null()
+					  : json_string(log.build_log),
+		    "run_output",
+		    log.run_output == NULL ? json_null()
+					   : json_string(log.run_output));
 	store_commit_log_clear(&log);
+	return *out != NULL ? 0 : -1;
+}
+
+void commitlog_get(struct http_response *res, struct http_request *req)
+{
+	struct field_errors errors;
+	long long job_id;
+	json_t *log;
+
+	if (!http_path_id(res, req->params[0], "not_found", "job", &job_id))
+		return;
+	fields_init(&errors);
+	if (commitlog_log(&log, &errors, job_id, req->params[1]) == 0)
+		http_json(res, 200, log);
+	else if (!fields_answer(res, &errors))
+		http_error(res, 500, "internal", "out of memory");
 }

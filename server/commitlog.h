@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <libpq-fe.h>
 
+#include "fields.h"
 #include "http.h"
 #include "scheduler.h"
 
@@ -53,6 +54,16 @@ int commitlog_missing_kpi(char **out, PGconn *conn,
  * verdict is of another kind.  Returns 0 or -1 (database, memory).
  */
 int commitlog_cause(char **out, PGconn *conn, const struct sched_job *job);
+
+/*
+ * The log of the commit of job `job_id` named by `commit` (4 to 40 hex
+ * digits): {"job", "index", "commit", "build_failed", "outcome",
+ * "build_log", "run_output"} in *out (a new reference).  Returns 0, or -1
+ * with one entry in `errors`: 400 invalid_commit or ambiguous_commit, 404
+ * not_found (no such job, or no such candidate), or a database failure.
+ */
+int commitlog_log(json_t **out, struct field_errors *errors, long long job_id,
+		  const char *commit);
 
 /* GET /api/v1/jobs/{id}/commits/{sha}/log (role read). */
 void commitlog_get(struct http_response *res, struct http_request *req);

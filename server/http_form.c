@@ -5,17 +5,7 @@
 #include <string.h>
 
 #include "http.h"
-
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+#include "strbuf.h"
 
 /* Decodes text[0, len) of a form in place of `out` (len + 1 bytes);
  * returns the decoded length, or -1 for a bad %XX or a NUL. */
@@ -27,8 +17,10 @@ static long form_decode(char *out, const char *text, size_t len)
 		if (text[i] == '+') {
 			out[n++] = ' ';
 		} else if (text[i] == '%') {
-			int hi = i + 2 < len ? hex_digit(text[i + 1]) : -1;
-			int lo = i + 2 < len ? hex_digit(text[i + 2]) : -1;
+			int hi =
+			    i + 2 < len ? strbuf_hex_value(text[i + 1]) : -1;
+			int lo =
+			    i + 2 < len ? strbuf_hex_value(text[i + 2]) : -1;
 
 			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
 				return -1;

@@ -301,6 +301,8 @@ static int store(long long *out_id, PGconn *conn,
 	if (store_jobs_create(out_id, conn, &job, commits, count) < 0 ||
 	    store_jobs_lock(conn, *out_id, NULL) != 0 ||
 	    sched_advance(conn, *out_id, server_config.base_url) < 0 ||
+	    (request->within != NULL &&
+	     request->within(conn, *out_id, request->within_arg) < 0) ||
 	    db_commit(conn) < 0) {
 		db_rollback(conn);
 		goto out;

@@ -40,6 +40,15 @@ struct jobs_request {
 	const char *repo, *testcase, *good, *bad; /* NULL: not given */
 	json_t *notify; /* an array of addresses, or NULL for none */
 	long long runs_min, runs_max; /* 0: the testcase's */
+	/*
+	 * Run inside the transaction that stores the job, after its first
+	 * tasks are queued and before it commits (NULL: nothing); a negative
+	 * return rolls the job back and jobs_create answers JOBS_DB_FAILED.
+	 * The robot links its measuring jobs to their watch so, and a job is
+	 * never stored without its link.
+	 */
+	int (*within)(PGconn *conn, long long job_id, void *arg);
+	void *within_arg;
 };
 
 /*

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #include "db.h"
 #include "gitrepo.h"
+#include "inbox.h"
 #include "log.h"
 #include "mailer.h"
 #include "report.h"
@@ -32,6 +34,7 @@ static void usage(FILE *out)
 	    "           [--lease-seconds N] [--smtp-retry-max SECONDS]\n"
 	    "           [--max-connections N] [--max-connections-per-ip N]\n"
 	    "           [--connection-timeout SECONDS]\n"
+	    "           [--inbox MAILDIR] [--inbox-timeout SECONDS]\n"
 	    "           [--max-jobs-per-hour N] [--max-open-jobs N]\n"
 	    "environment: STATBISECT_DB, STATBISECT_LISTEN,"
 	    " STATBISECT_SMTP_URL,\n"
@@ -40,6 +43,7 @@ static void usage(FILE *out)
 	    "  STATBISECT_SMTP_RETRY_MAX, STATBISECT_MAX_CONNECTIONS,\n"
 	    "  STATBISECT_MAX_CONNECTIONS_PER_IP,"
 	    " STATBISECT_CONNECTION_TIMEOUT,\n"
+	    "  STATBISECT_INBOX, STATBISECT_INBOX_TIMEOUT,\n"
 	    "  STATBISECT_MAX_JOBS_PER_HOUR, STATBISECT_MAX_OPEN_JOBS\n");
 }
 
@@ -139,41 +143,50 @@ static int connect_and_migrate(const char *sql_dir)
 	return -1;
 }
 
-int main(int argc, char **argv)
-{
-	static const struct option options[] = {
-	    {"db", required_argument, NULL, 'd'},
-	    {"listen", required_argument, NULL, 'l'},
-	    {"mail-dir", required_argument, NULL, 'm'},
-	    {"smtp-url", required_argument, NULL, 's'},
-	    {"data-dir", required_argument, NULL, 'D'},
-	    {"sql-dir", required_argument, NULL, 'q'},
-	    {"base-url", required_argument, NULL, 'b'},
-	    {"threads", required_argument, NULL, 't'},
-	    {"lease-seconds", required_argument, NULL, 'L'},
-	    {"smtp-retry-max", required_argument, NULL, 'R'},
-	    {"max-connections", required_argument, NULL, 'C'},
-	    {"max-connections-per-ip", required_argument, NULL, 'P'},
-	    {"connection-timeout", required_argument, NULL, 'T'},
-	    {"max-jobs-per-hour", required_argument, NULL, 'J'},
-	    {"max-open-jobs", required_argument, NULL, 'O'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	const char *db = env_or("STATBISECT_DB", NULL);
-	const char *listen = env_or("STATBISECT_LISTEN", "127.0.0.1:8080");
-	const char *base_url = env_or("STATBISECT_BASE_URL", NULL);
-	char *sql_dir = NULL, *host = NULL, *url = NULL, *repos = NULL;
-	struct http_server *http = NULL;
-	struct http_route *routes = NULL;
-	struct mailer *mailer = NULL;
-	const char *limits_given[3] = {NULL, NULL, NULL};
-	struct http_limits limits;
-	unsigned threads = 4, port;
-	sigset_t signals;
-	int opt, sig, status = 1;
-	char *colon;
+/* What the command line and the environment ask of the server. */
+struct options {
+	const char *db, *listen, *base_url;
+	char *sql_dir;
+	const char *limits_given[3]; /* connections, per address, timeout */
+	unsigned threads;
+	const char *inbox;	   /* the Maildir of patch series, or NULL */
+	const char *inbox_timeout; /* seconds, as given */
+	unsigned inbox_timeout_s;
+	const char *job_limits_given[2]; /* per hour, open at once */
+};
 
+static const struct option long_options[] = {
+    {"db", required_argument, NULL, 'd'},
+    {"listen", required_argument, NULL, 'l'},
+    {"mail-dir", required_argument, NULL, 'm'},
+    {"smtp-url", required_argument, NULL, 's'},
+    {"data-dir", required_argument, NULL, 'D'},
+    {"sql-dir", required_argument, NULL, 'q'},
+    {"base-url", required_argument, NULL, 'b'},
+    {"threads", required_argument, NULL, 't'},
+    {"lease-seconds", required_argument, NULL, 'L'},
+    {"smtp-retry-max", required_argument, NULL, 'R'},
+    {"max-connections", required_argument, NULL, 'C'},
+    {"max-connections-per-ip", required_argument, NULL, 'P'},
+    {"connection-timeout", required_argument, NULL, 'T'},
+    {"inbox", required_argument, NULL, 'I'},
+    {"inbox-timeout", required_argument, NULL, 'W'},
+    {"max-jobs-per-hour", required_argument, NULL, 'J'},
+    {"max-open-jobs", required_argument, NULL, 'O'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* The defaults, then the environment: what the options may override. */
+static void options_defaults(struct options *opts)
+{
+	*opts = (struct options){0};
+	opts->db = env_or("STATBISECT_DB", NULL);
+	opts->listen = env_or("STATBISECT_LISTEN", "127.0.0.1:8080");
+	opts->base_url = env_or("STATBISECT_BASE_URL", NULL);
+	opts->threads = 4;
+	opts->inbox = env_or("STATBISECT_INBOX", NULL);
+	opts->inbox_timeout = env_or("STATBISECT_INBOX_TIMEOUT", NULL);
 	server_config.data_dir = "var/data";
 	server_config.mail_dir = "var/mail";
 	server_config.smtp_url = env_or("STATBISECT_SMTP_URL", NULL);
@@ -182,94 +195,178 @@ int main(int argc, char **argv)
 	server_config.lease_seconds = 60;
 	server_config.smtp_retry_max =
 	    (unsigned)atoi(env_or("STATBISECT_SMTP_RETRY_MAX", "3600"));
-	if (server_job_limits_from_env() < 0)
-		return 2;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'd':
-			db = optarg;
-			break;
-		case 'l':
-			listen = optarg;
-			break;
-		case 'm':
-			server_config.mail_dir = optarg;
-			break;
-		case 's':
-			server_config.smtp_url = optarg;
-			break;
-		case 'D':
-			server_config.data_dir = optarg;
-			break;
-		case 'q':
-			sql_dir = strdup(optarg);
-			break;
-		case 'b':
-			base_url = optarg;
-			break;
-		case 't':
-			threads = (unsigned)atoi(optarg);
-			break;
-		case 'L':
-			server_config.lease_seconds = (unsigned)atoi(optarg);
-			break;
-		case 'R':
-			server_config.smtp_retry_max = (unsigned)atoi(optarg);
-			break;
-		case 'C':
-			limits_given[0] = optarg;
-			break;
-		case 'P':
-			limits_given[1] = optarg;
-			break;
-		case 'T':
-			limits_given[2] = optarg;
-			break;
-		case 'J':
-		case 'O':
-			if (server_job_limit_option(opt == 'J'
-							? "--max-jobs-per-hour"
-							: "--max-open-jobs",
-						    optarg) < 0)
-				return 2;
-			break;
-		case 'h':
+}
+
+/* Takes one option; false for one not known. */
+static bool option_take(struct options *opts, int opt, char *arg)
+{
+	switch (opt) {
+	case 'd':
+		opts->db = arg;
+		break;
+	case 'l':
+		opts->listen = arg;
+		break;
+	case 'm':
+		server_config.mail_dir = arg;
+		break;
+	case 's':
+		server_config.smtp_url = arg;
+		break;
+	case 'D':
+		server_config.data_dir = arg;
+		break;
+	case 'q':
+		free(opts->sql_dir);
+		opts->sql_dir = strdup(arg);
+		break;
+	case 'b':
+		opts->base_url = arg;
+		break;
+	case 't':
+		opts->threads = (unsigned)atoi(arg);
+		break;
+	case 'L':
+		server_config.lease_seconds = (unsigned)atoi(arg);
+		break;
+	case 'R':
+		server_config.smtp_retry_max = (unsigned)atoi(arg);
+		break;
+	case 'C':
+		opts->limits_given[0] = arg;
+		break;
+	case 'P':
+		opts->limits_given[1] = arg;
+		break;
+	case 'T':
+		opts->limits_given[2] = arg;
+		break;
+	case 'I':
+		opts->inbox = arg;
+		break;
+	case 'W':
+		opts->inbox_timeout = arg;
+		break;
+	case 'J':
+		opts->job_limits_given[0] = arg;
+		break;
+	case 'O':
+		opts->job_limits_given[1] = arg;
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Reads the command line into `opts` and server_config.  Returns -1 to go
+ * on, or the exit status: 0 after --help, 2 on a bad command line (the
+ * usage said on stderr).
+ */
+static int options_parse(struct options *opts, int argc, char **argv)
+{
+	int opt;
+
+	options_defaults(opts);
+	while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) !=
+	       -1) {
+		if (opt == 'h') {
 			usage(stdout);
 			return 0;
-		default:
+		}
+		if (!option_take(opts, opt, optarg)) {
 			usage(stderr);
 			return 2;
 		}
 	}
-	log_init("statbisect-server", LOG_INFO);
-	if (db == NULL) {
+	if (opts->db == NULL) {
 		fprintf(stderr, "statbisect-server: --db or STATBISECT_DB is "
 				"required\n");
 		usage(stderr);
 		return 2;
 	}
-	if (limits_configure(&limits, limits_given) < 0)
+	/* The job limits: the environment's, then the options'. */
+	if (server_job_limits_from_env() < 0 ||
+	    (opts->job_limits_given[0] != NULL &&
+	     server_job_limit_option("--max-jobs-per-hour",
+				     opts->job_limits_given[0]) < 0) ||
+	    (opts->job_limits_given[1] != NULL &&
+	     server_job_limit_option("--max-open-jobs",
+				     opts->job_limits_given[1]) < 0))
 		return 2;
-	host = strdup(listen);
-	colon = host != NULL ? strrchr(host, ':') : NULL;
+	return -1;
+}
+
+/*
+ * Splits --listen into *host (allocated) and *port, and checks the
+ * numbers given; -1 (said on stderr) when one is out of range.
+ */
+static int options_check(const struct options *opts, char **host,
+			 unsigned *port)
+{
+	char *colon;
+
+	*host = strdup(opts->listen);
+	colon = *host != NULL ? strrchr(*host, ':') : NULL;
 	if (colon == NULL || atoi(colon + 1) <= 0 || atoi(colon + 1) > 65535 ||
-	    threads < 1 || threads > 64 || server_config.lease_seconds < 2 ||
+	    opts->threads < 1 || opts->threads > 64 ||
+	    server_config.lease_seconds < 2 ||
 	    server_config.smtp_retry_max < 1 ||
 	    server_config.smtp_retry_max > 86400) {
 		fprintf(stderr, "statbisect-server: --listen takes HOST:PORT, "
 				"--threads 1-64, --lease-seconds >= 2, "
 				"--smtp-retry-max 1-86400\n");
-		free(host);
-		return 2;
+		free(*host);
+		*host = NULL;
+		return -1;
 	}
 	*colon = '\0';
-	port = (unsigned)atoi(colon + 1);
-	if (base_url == NULL) {
-		if (asprintf(&url, "http://%s:%u", host, port) < 0)
-			goto out;
-		base_url = url;
+	*port = (unsigned)atoi(colon + 1);
+	return 0;
+}
+
+/* The inbox timeout given (default INBOX_TIMEOUT_DEFAULT_S) into *out;
+ * -1 (said on stderr) when it is not 1 to 604800 seconds. */
+static int inbox_timeout(unsigned *out, const char *text)
+{
+	char *end;
+	long value;
+
+	*out = INBOX_TIMEOUT_DEFAULT_S;
+	if (text == NULL)
+		return 0;
+	errno = 0;
+	value = strtol(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || value < 1 ||
+	    value > 604800) {
+		fprintf(stderr,
+			"statbisect-server: --inbox-timeout (or "
+			"STATBISECT_INBOX_TIMEOUT) takes 1 to 604800 seconds, "
+			"not '%s'\n",
+			text);
+		return -1;
 	}
-	server_config.base_url = base_url;
+	*out = (unsigned)value;
+	return 0;
+}
+
+/*
+ * Fills in what follows from the options: the base URL (*url_out owns a
+ * made one), the sender's plain address, the SQL directory, and the data
+ * directories on disk.  -1 on a bad sender or no memory.
+ */
+static int config_complete(struct options *opts, const char *host,
+			   unsigned port, char **url_out)
+{
+	char *repos = NULL;
+
+	if (opts->base_url == NULL) {
+		if (asprintf(url_out, "http://%s:%u", host, port) < 0)
+			return -1;
+		opts->base_url = *url_out;
+	}
+	server_config.base_url = opts->base_url;
 	server_config.mail_from_address =
 	    plain_address(server_config.mail_from);
 	if (!report_address_is_valid(server_config.mail_from_address)) {
@@ -277,77 +374,134 @@ int main(int argc, char **argv)
 			"statbisect-server: STATBISECT_MAIL_FROM '%s' "
 			"has no plain address\n",
 			server_config.mail_from);
-		goto out;
+		return -1;
 	}
-	if (sql_dir == NULL)
-		sql_dir = default_sql_dir();
+	if (opts->sql_dir == NULL)
+		opts->sql_dir = default_sql_dir();
 	if (asprintf(&repos, "%s/repos", server_config.data_dir) < 0)
-		goto out;
+		return -1;
 	mkdir(server_config.data_dir, 0755);
 	mkdir(repos, 0755);
+	free(repos);
+	return 0;
+}
 
-	/* Signals are taken by sigwait below; every thread inherits the
-	 * mask, so none of them is interrupted. */
-	sigemptyset(&signals);
-	sigaddset(&signals, SIGINT);
-	sigaddset(&signals, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &signals, NULL);
+/* Signals are taken by sigwait in main; every thread inherits the mask,
+ * so none of them is interrupted. */
+static void signals_block(sigset_t *signals)
+{
+	sigemptyset(signals);
+	sigaddset(signals, SIGINT);
+	sigaddset(signals, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
 
+/* The threads of a running server, each NULL until started. */
+struct services {
+	struct http_server *http;
+	struct http_route *routes;
+	struct mailer *mailer;
+};
+
+/* Prepares the libraries and the database, then starts the HTTP server,
+ * the mailer and the watcher; -1 (logged) when one cannot start. */
+static int services_start(struct services *out, const struct options *opts,
+			  const struct http_limits *limits, const char *host,
+			  unsigned port)
+{
 	if (gitrepo_global_init() < 0 ||
 	    curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		log_error("cannot initialise libgit2 or libcurl");
-		goto out;
+		return -1;
 	}
-	db_configure(db);
-	if (connect_and_migrate(sql_dir) < 0) {
-		log_error("cannot prepare the database (%s)", sql_dir);
-		goto out;
+	db_configure(opts->db);
+	if (connect_and_migrate(opts->sql_dir) < 0) {
+		log_error("cannot prepare the database (%s)", opts->sql_dir);
+		return -1;
 	}
-	routes = server_routes();
-	if (routes == NULL)
-		goto out;
-	http = http_start(host, port, threads, &limits, routes,
-			  env_or("STATBISECT_ADMIN_TOKEN", NULL));
-	if (http == NULL)
-		goto out;
-	mailer = mailer_start();
-	if (mailer == NULL) {
+	out->routes = server_routes();
+	if (out->routes == NULL)
+		return -1;
+	out->http = http_start(host, port, opts->threads, limits, out->routes,
+			       env_or("STATBISECT_ADMIN_TOKEN", NULL));
+	if (out->http == NULL)
+		return -1;
+	out->mailer = mailer_start();
+	if (out->mailer == NULL) {
 		log_error("cannot start the mailer");
-		goto out;
+		return -1;
 	}
-	if (watcher_start() < 0)
+	if (opts->inbox != NULL &&
+	    inbox_start(opts->inbox, opts->inbox_timeout_s) < 0)
+		return -1;
+	return watcher_start();
+}
+
+static void services_stop(struct services *services)
+{
+	http_stop(services->http);
+	free(services->routes);
+	mailer_stop(services->mailer);
+	inbox_stop();
+	watcher_stop();
+	db_disconnect();
+}
+
+/* Says where the server listens and where reports go; the SMTP URL may
+ * hold a password, so it is shown redacted. */
+static void log_listening(const char *host, unsigned port)
+{
+	char *shown = NULL;
+
+	if (server_config.smtp_url != NULL &&
+	    url_redact(&shown, server_config.smtp_url) < 0)
+		shown = NULL;
+	log_info("listening on %s:%u (%s), reports %s", host, port,
+		 server_config.base_url,
+		 shown			  ? shown
+		 : server_config.smtp_url ? "over SMTP"
+					  : server_config.mail_dir);
+	free(shown);
+}
+
+int main(int argc, char **argv)
+{
+	struct options opts;
+	struct services services = {0};
+	struct http_limits limits;
+	char *host = NULL, *url = NULL;
+	unsigned port = 0;
+	sigset_t signals;
+	int sig, status;
+
+	status = options_parse(&opts, argc, argv);
+	if (status >= 0)
+		goto out_options;
+	log_init("statbisect-server", LOG_INFO);
+	status = 2;
+	if (limits_configure(&limits, opts.limits_given) < 0 ||
+	    inbox_timeout(&opts.inbox_timeout_s, opts.inbox_timeout) < 0 ||
+	    options_check(&opts, &host, &port) < 0)
+		goto out_options;
+	status = 1;
+	if (config_complete(&opts, host, port, &url) < 0)
 		goto out;
-	{
-		/* The SMTP URL may hold a password: not in the log. */
-		char *shown = NULL;
-
-		if (server_config.smtp_url != NULL &&
-		    url_redact(&shown, server_config.smtp_url) < 0)
-			shown = NULL;
-
-		log_info("listening on %s:%u (%s), reports %s", host, port,
-			 base_url,
-			 shown			  ? shown
-			 : server_config.smtp_url ? "over SMTP"
-						  : server_config.mail_dir);
-		free(shown);
-	}
+	signals_block(&signals);
+	if (services_start(&services, &opts, &limits, host, port) < 0)
+		goto out;
+	log_listening(host, port);
 	sigwait(&signals, &sig);
 	log_info("signal %d: stopping", sig);
 	status = 0;
 out:
-	http_stop(http);
-	free(routes);
-	mailer_stop(mailer);
-	watcher_stop();
-	db_disconnect();
-	free(host);
-	free(url);
-	free(repos);
-	free(sql_dir);
+	services_stop(&services);
 	free((char *)server_config.mail_from_address);
 	git_libgit2_shutdown();
 	curl_global_cleanup();
+out_options:
+	free(host);
+	free(url);
+	free(opts.sql_dir);
 	return status;
 }

@@ -17,6 +17,7 @@
 #include "report.h"
 #include "scheduler.h"
 #include "server.h"
+#include "store/store_jobs.h"
 #include "store/store_patches.h"
 #include "strbuf.h"
 #include "utf8.h"
@@ -38,7 +39,7 @@ struct patch_request {
 	long long runs_min, runs_max;
 };
 
-static bool field_string(struct http_response *res, json_t *body,
+static bool field_string(struct field_errors *errors, json_t *body,
 			 const char *key, bool required, const char **out)
 {
 	json_t *v = json_object_get(body, key);
@@ -46,13 +47,13 @@ static bool field_string(struct http_response *res, json_t *body,
 	*out = NULL;
 	if (v == NULL || json_is_null(v)) {
 		if (required)
-			http_error(res, 400, "missing_field",
+			fields_add(errors, key, 400, "missing_field",
 				   "field '%s' is required", key);
 		return !required;
 	}
 	if (!json_is_string(v) ||
 	    strlen(json_string_value(v)) != json_string_length(v)) {
-		http_error(res, 400, "invalid_field",
+		fields_add(errors, key, 400, "invalid_field",
 			   "field '%s' must be a string without NULs", key);
 		return false;
 	}
@@ -60,7 +61,7 @@ static bool field_string(struct http_response *res, json_t *body,
 	return true;
 }
 
-static bool field_runs(struct http_response *res, json_t *body,
+static bool field_runs(struct field_errors *errors, json_t *body,
 		       const char *key, long long max, long long *out)
 {
 	json_t *v = json_object_get(body, key);
@@ -70,7 +71,7 @@ static bool field_runs(struct http_response *res, json_t *body,
 		return true;
 	if (!json_is_integer(v) || json_integer_value(v) < 2 ||
 	    json_integer_value(v) > max) {
-		http_error(res, 400, "invalid_field",
+		fields_add(errors, key, 400, "invalid_field",
 			   "field '%s' must be an integer from 2 to %lld", key,
 			   max);
 		return false;
@@ -79,23 +80,23 @@ static bool field_runs(struct http_response *res, json_t *body,
 	return true;
 }
 
-static bool request_parse(struct http_response *res, json_t *body,
+static bool request_parse(struct field_errors *errors, json_t *body,
 			  struct patch_request *pr)
 {
 	size_t i;
 	json_t *v;
 
-	if (!field_string(res, body, "repo", true, &pr->repo) ||
-	    !field_string(res, body, "testcase", true, &pr->testcase) ||
-	    !field_string(res, body, "base", true, &pr->base) ||
-	    !field_string(res, body, "mbox", true, &pr->mbox) ||
-	    !field_string(res, body, "archive", false, &pr->archive) ||
-	    !field_runs(res, body, "runs_min", 1000, &pr->runs_min) ||
-	    !field_runs(res, body, "runs_max", 10000, &pr->runs_max))
+	if (!field_string(errors, body, "repo", true, &pr->repo) ||
+	    !field_string(errors, body, "testcase", true, &pr->testcase) ||
+	    !field_string(errors, body, "base", true, &pr->base) ||
+	    !field_string(errors, body, "mbox", true, &pr->mbox) ||
+	    !field_string(errors, body, "archive", false, &pr->archive) ||
+	    !field_runs(errors, body, "runs_min", 1000, &pr->runs_min) ||
+	    !field_runs(errors, body, "runs_max", 10000, &pr->runs_max))
 		return false;
 	if (pr->runs_min > 0 && pr->runs_max > 0 &&
 	    pr->runs_max < pr->runs_min) {
-		http_error(res, 400, "invalid_field",
+		fields_add(errors, "runs_max", 400, "invalid_field",
 			   "'runs_max' must not be below 'runs_min'");
 		return false;
 	}
@@ -104,7 +105,7 @@ static bool request_parse(struct http_response *res, json_t *body,
 	      strncmp(pr->archive, "http://", 7) != 0) ||
 	     strpbrk(pr->archive, " \t\r\n<>\"") != NULL ||
 	     strlen(pr->archive) > 512)) {
-		http_error(res, 400, "invalid_field",
+		fields_add(errors, "archive", 400, "invalid_field",
 			   "field 'archive' must be an http(s) URL prefix "
 			   "such as https://lore.kernel.org/all/");
 		return false;
@@ -115,7 +116,7 @@ static bool request_parse(struct http_response *res, json_t *body,
 		return true;
 	}
 	if (!json_is_array(pr->notify) || json_array_size(pr->notify) > 50) {
-		http_error(res, 400, "invalid_field",
+		fields_add(errors, "notify", 400, "invalid_field",
 			   "field 'notify' must be a list of at most 50 "
 			   "addresses");
 		return false;
@@ -123,7 +124,7 @@ static bool request_parse(struct http_response *res, json_t *body,
 	json_array_foreach(pr->notify, i, v)
 	{
 		if (!report_address_is_valid(json_string_value(v))) {
-			http_error(res, 400, "invalid_field",
+			fields_add(errors, "notify", 400, "invalid_field",
 				   "notify address %zu is not a plain "
 				   "address (user@example.org)",
 				   i + 1);
@@ -163,7 +164,7 @@ static void series_free(struct series *s)
 }
 
 /* Reads the mbox into `s`: 422 when it holds no usable series. */
-static bool series_read(struct http_response *res,
+static bool series_read(struct field_errors *errors,
 			const struct patch_request *pr, struct series *s)
 {
 	char *err = NULL;
@@ -172,13 +173,13 @@ static bool series_read(struct http_response *res,
 	if (mbox_parse(&s->mbox, pr->mbox, strlen(pr->mbox), &err) < 0 ||
 	    mbox_series_patches(&s->patches, &s->count, NULL, &s->mbox, &err) <
 		0) {
-		http_error(res, 422, "invalid_mbox", "%s",
+		fields_add(errors, "mbox", 422, "invalid_mbox", "%s",
 			   err != NULL ? err : "out of memory");
 		free(err);
 		return false;
 	}
 	if (s->count > PATCHES_MAX) {
-		http_error(res, 422, "invalid_mbox",
+		fields_add(errors, "mbox", 422, "invalid_mbox",
 			   "the series holds %zu patches; at most %d are "
 			   "tested in one job",
 			   s->count, PATCHES_MAX);
@@ -207,7 +208,7 @@ static bool series_read(struct http_response *res,
 	}
 	return true;
 oom:
-	http_error(res, 500, "internal", "out of memory");
+	fields_add(errors, "", 500, "internal", "out of memory");
 	return false;
 }
 
@@ -284,9 +285,14 @@ out:
 	return error;
 }
 
-/* 422 naming every patch that did not apply, and why. */
-static void refuse_failures(struct http_response *res, json_t *failures,
-			    const char *base_sha)
+/*
+ * The refusal of a series some of whose patches do not apply, as the API
+ * answers it: {"code": "patch_does_not_apply", "message": every failing
+ * patch and why, "failures"}.  Added to `errors` too (its message cut as
+ * fields_add cuts), and stored in *refusal (a new reference).
+ */
+static void refuse_failures(json_t **refusal, struct field_errors *errors,
+			    json_t *failures, const char *base_sha)
 {
 	struct strbuf message = STRBUF_INIT;
 	char *text = NULL;
@@ -304,19 +310,18 @@ static void refuse_failures(struct http_response *res, json_t *failures,
 		    json_string_value(json_object_get(f, "reason")));
 	}
 	if (strbuf_finish(&text, &len, &message) < 0) {
-		http_error(res, 500, "internal", "out of memory");
+		fields_add(errors, "", 500, "internal", "out of memory");
 		return;
 	}
-	http_json(res, 422,
-		  json_pack("{s:{s:s,s:s,s:O}}", "error", "code",
-			    "patch_does_not_apply", "message", text,
-			    "failures", failures));
+	fields_add(errors, "mbox", 422, "patch_does_not_apply", "%s", text);
+	*refusal = json_pack("{s:s,s:s,s:O}", "code", "patch_does_not_apply",
+			     "message", text, "failures", failures);
 	free(text);
 }
 
 /* Resolves the base in the repository's mirror and applies the series;
- * false with the answer in `res` otherwise. */
-static bool series_commits(struct http_response *res,
+ * false with the error in `errors` (and *refusal) otherwise. */
+static bool series_commits(struct field_errors *errors, json_t **refusal,
 			   const struct patch_request *pr,
 			   const char *repo_url, struct series *s)
 {
@@ -329,23 +334,23 @@ static bool series_commits(struct http_response *res,
 
 	held = mirror_lock(pr->repo);
 	if (mirror_fetch(&repo, pr->repo, repo_url, &err) < 0) {
-		http_error(res, 503, "mirror_unavailable",
+		fields_add(errors, "repo", 503, "mirror_unavailable",
 			   "repository '%s' cannot be read: %s", pr->repo,
 			   err);
 		goto out;
 	}
 	if (gitrepo_resolve(&base, repo, pr->base, pr->repo, &err) < 0) {
-		http_error(res, 422, "unknown_revision", "%s", err);
+		fields_add(errors, "base", 422, "unknown_revision", "%s", err);
 		goto out;
 	}
 	if (base_describe(s, repo, &base) < 0 ||
 	    series_apply(&failures, s, repo, &base) < 0) {
 		gitrepo_set_error(&err, "applying the series");
-		http_error(res, 500, "internal", "%s", err);
+		fields_add(errors, "", 500, "internal", "%s", err);
 		goto out;
 	}
 	if (json_array_size(failures) > 0) {
-		refuse_failures(res, failures, s->base_sha);
+		refuse_failures(refusal, errors, failures, s->base_sha);
 		goto out;
 	}
 	ok = true;
@@ -402,64 +407,64 @@ static int store_form(struct store_patch *out, char **links,
 	return 0;
 }
 
-/* Stores the job and its first tasks; false with the answer in `res`. */
 /* Counts the token's jobs against its limits (jobs_quota_check) inside
- * the storing transaction; false after rolling back and answering. */
-static bool within_quota(struct http_response *res, PGconn *conn,
+ * the storing transaction; false after rolling back, with the error in
+ * `errors`. */
+static bool within_quota(struct field_errors *errors, PGconn *conn,
 			 long long token_id)
 {
-	struct field_errors errors;
-	int rc;
+	int rc = jobs_quota_check(conn, token_id, errors);
 
-	fields_init(&errors);
-	rc = jobs_quota_check(conn, token_id, &errors);
 	if (rc == 0)
 		return true;
 	db_rollback(conn);
-	if (rc == JOBS_DB_FAILED || !fields_answer(res, &errors))
-		http_db_failed(res);
+	if (rc == JOBS_DB_FAILED)
+		fields_db_failed(errors);
 	return false;
 }
 
-static bool store_job(struct http_response *res, PGconn *conn,
+/* What patches_submit runs inside the job's transaction. */
+struct patches_within {
+	int (*run)(PGconn *conn, long long job_id, void *arg);
+	void *arg;
+};
+
+/* Stores the job and its first tasks; false with the error in `errors`. */
+static bool store_job(struct field_errors *errors, PGconn *conn,
 		      const struct store_patch_job *job,
 		      const struct series *s, const struct patch_request *pr,
-		      long long *job_id)
+		      long long *job_id, const struct patches_within *within)
 {
 	struct store_patch *patches = calloc(s->count, sizeof(*patches));
-	char **links = calloc(s->count, sizeof(*links)), id[24];
-	const char *params[1] = {id};
-	PGresult *r = NULL;
+	char **links = calloc(s->count, sizeof(*links));
 	bool ok = false;
 	size_t i;
 
 	if (patches == NULL || links == NULL) {
-		http_error(res, 500, "internal", "out of memory");
+		fields_add(errors, "", 500, "internal", "out of memory");
 		goto out;
 	}
 	store_form(patches, links, s, pr);
 	if (db_begin(conn) < 0) {
-		http_db_failed(res);
+		fields_db_failed(errors);
 		goto out;
 	}
-	if (!within_quota(res, conn, job->token_id))
+	if (!within_quota(errors, conn, job->token_id))
 		goto out;
 	if (store_patches_insert_job(conn, job, patches, s->count, job_id) < 0)
 		goto failed;
-	snprintf(id, sizeof(id), "%lld", *job_id);
-	r = db_exec(conn, "SELECT id FROM jobs WHERE id = $1 FOR UPDATE", 1,
-		    params);
-	if (r == NULL ||
+	if (store_jobs_lock(conn, *job_id, NULL) != STORE_OK ||
 	    sched_advance(conn, *job_id, server_config.base_url) < 0 ||
+	    (within->run != NULL &&
+	     within->run(conn, *job_id, within->arg) < 0) ||
 	    db_commit(conn) < 0)
 		goto failed;
 	ok = true;
 	goto out;
 failed:
 	db_rollback(conn);
-	http_db_failed(res);
+	fields_db_failed(errors);
 out:
-	PQclear(r);
 	for (i = 0; patches != NULL && links != NULL && i < s->count; i++) {
 		json_decref(patches[i].recipients);
 		free(links[i]);
@@ -469,41 +474,46 @@ out:
 	return ok;
 }
 
-void patches_create(struct http_response *res, struct http_request *req,
-		    json_t *body)
+int patches_submit(long long *job_id, json_t **refusal,
+		   struct field_errors *errors, long long token_id,
+		   json_t *body,
+		   int (*within)(PGconn *conn, long long job_id, void *arg),
+		   void *within_arg)
 {
+	const struct patches_within hook = {within, within_arg};
 	struct patch_request pr = {0};
 	struct store_patch_job job = {0};
 	struct series s = {0};
 	PGconn *conn = db_conn();
 	char *repo_url = NULL;
 	const char *which = NULL;
-	long long job_id = 0;
-	bool found = false, failed = false;
-	json_t *answer, *list = NULL;
+	bool found = false;
+	int rc = -1;
 
-	if (!request_parse(res, body, &pr) || !series_read(res, &pr, &s))
+	*job_id = 0;
+	*refusal = NULL;
+	if (!request_parse(errors, body, &pr) || !series_read(errors, &pr, &s))
 		goto out;
 	if (conn == NULL ||
 	    store_patches_lookup(conn, pr.repo, pr.testcase, &job.repo_id,
 				 &repo_url, &job.testcase_id, &found,
 				 &which) < 0) {
-		http_db_failed(res);
+		fields_db_failed(errors);
 		goto out;
 	}
 	if (!found) {
-		http_error(res, 404,
-			   strcmp(which, "repo") == 0 ? "unknown_repo"
-						      : "unknown_testcase",
+		bool repo = strcmp(which, "repo") == 0;
+
+		fields_add(errors, which, 404,
+			   repo ? "unknown_repo" : "unknown_testcase",
 			   "%s '%s' is not registered",
-			   strcmp(which, "repo") == 0 ? "repository"
-						      : "testcase",
-			   strcmp(which, "repo") == 0 ? pr.repo : pr.testcase);
+			   repo ? "repository" : "testcase",
+			   repo ? pr.repo : pr.testcase);
 		goto out;
 	}
-	if (!series_commits(res, &pr, repo_url, &s))
+	if (!series_commits(errors, refusal, &pr, repo_url, &s))
 		goto out;
-	job.token_id = req->token_id;
+	job.token_id = token_id;
 	job.base_rev = pr.base;
 	job.base_sha = s.base_sha;
 	job.base_subject = s.base_subject;
@@ -512,25 +522,47 @@ void patches_create(struct http_response *res, struct http_request *req,
 	job.notify = pr.notify;
 	job.runs_min = pr.runs_min;
 	job.runs_max = pr.runs_max;
-	if (!store_job(res, conn, &job, &s, &pr, &job_id))
+	if (!store_job(errors, conn, &job, &s, &pr, job_id, &hook))
 		goto out;
-	log_info("job %lld: patch series of %zu on %.12s (%s %s)", job_id,
+	log_info("job %lld: patch series of %zu on %.12s (%s %s)", *job_id,
 		 s.count, s.base_sha, pr.repo, pr.testcase);
-	answer = jobs_json(conn, job_id, &failed);
+	rc = 0;
+out:
+	free(repo_url);
+	series_free(&s);
+	return rc;
+}
+
+void patches_create(struct http_response *res, struct http_request *req,
+		    json_t *body)
+{
+	struct field_errors errors;
+	long long job_id;
+	bool failed = false;
+	json_t *answer, *list = NULL, *refusal;
+
+	fields_init(&errors);
+	if (patches_submit(&job_id, &refusal, &errors, req->token_id, body,
+			   NULL, NULL) < 0) {
+		if (refusal != NULL)
+			http_json(res, 422,
+				  json_pack("{s:o}", "error", refusal));
+		else if (!fields_answer(res, &errors))
+			http_error(res, 500, "internal", "out of memory");
+		return;
+	}
+	answer = jobs_json(db_conn(), job_id, &failed);
 	if (answer == NULL ||
-	    store_patches_list_json(&list, conn, job_id) < 0) {
+	    store_patches_list_json(&list, db_conn(), job_id) < 0) {
 		json_decref(answer);
 		http_db_failed(res);
-		goto out;
+		return;
 	}
 	json_object_set_new(answer, "kind", json_string("patch"));
 	json_object_set_new(answer, "patches", list);
 	if (asprintf(&res->location, "/api/v1/jobs/%lld", job_id) < 0)
 		res->location = NULL;
 	http_json(res, 201, answer);
-out:
-	free(repo_url);
-	series_free(&s);
 }
 
 int patches_attach_series(PGconn *conn, json_t *task, long long job_id)

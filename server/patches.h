@@ -15,6 +15,7 @@
 #include <libpq-fe.h>
 #include <stdbool.h>
 
+#include "fields.h"
 #include "http.h"
 
 /* True when a job request body asks for a patch job ("kind": "patch"). */
@@ -30,6 +31,23 @@ bool patches_is_request(json_t *body);
  */
 void patches_create(struct http_response *res, struct http_request *req,
 		    json_t *body);
+
+/*
+ * The service behind patches_create and the form: checks the request
+ * `body` (borrowed), applies the series and stores the job of `token_id`
+ * (0: none), its id in *job_id.  Returns 0, or -1 with the error in
+ * `errors` (the field at fault, the status and code the API answers);
+ * when patches do not apply, *refusal is also the API's whole error
+ * object with "failures" (a new reference; NULL otherwise).  `within`
+ * (NULL: nothing) runs inside the transaction that stores the job, as
+ * jobs_request.within does: the inbox marks the series' messages taken
+ * so, and a negative return stores no job.
+ */
+int patches_submit(long long *job_id, json_t **refusal,
+		   struct field_errors *errors, long long token_id,
+		   json_t *body,
+		   int (*within)(PGconn *conn, long long job_id, void *arg),
+		   void *within_arg);
 
 /*
  * Adds "series" to a task a worker claims when its job is a patch job

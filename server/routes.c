@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "commitlog.h"
+#include "inbox.h"
 #include "reportjob.h"
 #include "repos.h"
 #include "server.h"
@@ -31,9 +32,9 @@ static const struct http_route core_routes[] = {
 
 struct http_route *server_routes(void)
 {
-	const struct http_route *tables[] = {core_routes, api_more_routes,
-					     watches_routes,
-					     web_watches_routes, web_routes};
+	const struct http_route *tables[] = {
+	    core_routes,	api_more_routes, watches_routes,
+	    web_watches_routes, inbox_routes,	 web_routes};
 	struct http_route *all;
 	size_t n = 0, t, i;
 

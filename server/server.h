@@ -72,6 +72,12 @@ void workers_register(struct http_response *res, struct http_request *req);
 /* GET /api/v1/workers (role read): each worker with the task it holds a
  * live lease on, if any. */
 void workers_list(struct http_response *res, struct http_request *req);
+/*
+ * Every registered worker with its task, as GET /api/v1/workers answers
+ * it ({"workers": [...]}), in *out (a new reference); -1 when the
+ * database cannot be read.  The REST route and the workers page share it.
+ */
+int workers_list_json(json_t **out);
 void workers_claim(struct http_response *res, struct http_request *req);
 void workers_heartbeat(struct http_response *res, struct http_request *req);
 void workers_result(struct http_response *res, struct http_request *req);

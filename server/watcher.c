@@ -110,18 +110,34 @@ static unsigned refused_status(const struct field_errors *errors)
 	return errors->count > 0 ? errors->items[0].status : 0;
 }
 
+/* What links a measuring job to its watch and head. */
+struct head_link {
+	long long watch_id, head_id;
+	const char *branch;
+};
+
+/* jobs_request.within: the link, in the job's own transaction. */
+static int link_job(PGconn *conn, long long job_id, void *arg)
+{
+	const struct head_link *link = arg;
+
+	return store_watches_link_job(conn, link->watch_id, link->head_id,
+				      job_id, link->branch);
+}
+
 /*
  * Makes the job measuring head `head_id` (base_sha..branch->sha) through
- * the jobs service, as an admin would submit it, and links it to the
- * head.  A range the service refuses as such (422: the branch was
- * rewritten, or the range is too long) makes the head a baseline; any
- * other failure forgets the head, to be taken up again.
+ * the jobs service, as an admin would submit it, linked to the head in
+ * the transaction that stores it.  A range the service refuses as such (422:
+ * the branch was rewritten, or the range is too long) makes the head a
+ * baseline; any other failure forgets the head, to be taken up again.
  */
 static int measure_head(PGconn *conn, const struct store_watch *watch,
 			size_t tc, const struct watcher_branch *branch,
 			const char *base_sha, long long head_id)
 {
 	struct jobs_request request = {0};
+	struct head_link link = {watch->id, head_id, branch->name};
 	struct field_errors errors;
 	json_t *notify = json_loads(watch->notify, 0, NULL);
 	long long job_id = 0;
@@ -133,24 +149,16 @@ static int measure_head(PGconn *conn, const struct store_watch *watch,
 	request.good = base_sha;
 	request.bad = branch->sha;
 	request.notify = json_array_size(notify) > 0 ? notify : NULL;
+	request.within = link_job;
+	request.within_arg = &link;
 	rc = jobs_create(&job_id, conn, &request, 0, &errors);
 	json_decref(notify);
 	if (rc == 0) {
-		error =
-		    db_begin(conn) < 0 ||
-			    store_watches_link_job(conn, watch->id, head_id,
-						   job_id, branch->name) < 0 ||
-			    db_commit(conn) < 0
-			? -1
-			: 0;
-		if (error < 0)
-			db_rollback(conn);
-		else
-			log_info("watch %lld: %s %.12s..%.12s measured by job "
-				 "%lld (%s)",
-				 watch->id, branch->name, base_sha,
-				 branch->sha, job_id,
-				 watch->testcase_names[tc]);
+		error = 0;
+		log_info(
+		    "watch %lld: %s %.12s..%.12s measured by job %lld (%s)",
+		    watch->id, branch->name, base_sha, branch->sha, job_id,
+		    watch->testcase_names[tc]);
 	} else if (rc == JOBS_REFUSED && refused_status(&errors) == 422) {
 		log_warn("watch %lld: %s %.12s..%.12s cannot be measured "
 			 "(%s); the head is the new baseline",

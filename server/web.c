@@ -1,10 +1,12 @@
 /*
  * The web UI: server-rendered pages from web/templates, static files from
  * web/static, both found beside the bin/ directory of this program.  Pages
- * reach the data through the REST handlers where those exist, so the UI
- * and the API show the same thing; every page answer carries a Content
- * Security Policy without inline script.
+ * reach the data through the same service functions as the REST handlers
+ * (jobs.c, tokens.c, workers_list_json, ...), so the UI and the API show
+ * the same thing; every page answer carries a Content Security Policy
+ * without inline script.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -65,8 +67,7 @@ static struct {
 	char *dir; /* <dir of the program>/../web */
 	struct web_template templates[WEB_MAX_TEMPLATES];
 	size_t count;
-	struct http_route *routes; /* every route, for web_call_api */
-} web = {PTHREAD_ONCE_INIT, NULL, {{{0}, NULL}}, 0, NULL};
+} web = {PTHREAD_ONCE_INIT, NULL, {{{0}, NULL}}, 0};
 
 /* Reads a whole small file; NULL (errno set) when it cannot. */
 static char *read_file(const char *path, size_t *len)
@@ -111,7 +112,6 @@ static void web_init(void)
 			dir = NULL;
 	}
 	web.dir = dir != NULL ? dir : strdup("web");
-	web.routes = server_routes();
 	snprintf(path, sizeof(path), "%s/templates", web.dir);
 	d = opendir(path);
 	if (d == NULL) {
@@ -270,67 +270,22 @@ void web_redirect(struct http_response *res, const char *location)
 	http_text(res, 303, "text/plain; charset=utf-8", "See Other\n");
 }
 
-http_handler web_api_handler(const char *method, const char *pattern)
+json_t *web_notify_list(const char *text)
 {
-	const struct http_route *route;
+	json_t *list = json_array();
+	const char *p = text != NULL ? text : "";
 
-	pthread_once(&web.once, web_init);
-	for (route = web.routes; route != NULL && route->method != NULL;
-	     route++) {
-		if (strcmp(route->method, method) == 0 &&
-		    strcmp(route->pattern, pattern) == 0)
-			return route->handler;
+	while (*p != '\0') {
+		size_t n;
+
+		while (*p == ',' || *p == ';' || isspace((unsigned char)*p))
+			p++;
+		n = strcspn(p, ",; \t\r\n");
+		if (n > 0)
+			json_array_append_new(list, json_stringn(p, n));
+		p += n;
 	}
-	log_error("web: no REST route %s %s", method, pattern);
-	return NULL;
-}
-
-unsigned web_call_api(json_t **out, const char *method, const char *pattern,
-		      struct http_request *req, json_t *body)
-{
-	http_handler handler = web_api_handler(method, pattern);
-	struct http_response answer = {0};
-	char *saved_body = req->body, *text = NULL;
-	size_t saved_len = req->body_len;
-	json_error_t error;
-	unsigned status;
-
-	*out = NULL;
-	if (handler == NULL)
-		return 501;
-	if (body != NULL) {
-		text = json_dumps(body, JSON_COMPACT);
-		if (text == NULL)
-			return 500;
-		req->body = text;
-		req->body_len = strlen(text);
-	}
-	handler(&answer, req);
-	req->body = saved_body;
-	req->body_len = saved_len;
-	free(text);
-	if (answer.body != NULL && answer.content_type != NULL &&
-	    strstr(answer.content_type, "json") != NULL)
-		*out = json_loadb(answer.body, answer.body_len, 0, &error);
-	status = answer.status;
-	http_response_clear(&answer);
-	return status;
-}
-
-const char *web_api_message(json_t *answer, const char *fallback)
-{
-	const char *m = json_string_value(
-	    json_object_get(json_object_get(answer, "error"), "message"));
-
-	return m != NULL ? m : fallback;
-}
-
-const char *web_api_code(json_t *answer)
-{
-	const char *c = json_string_value(
-	    json_object_get(json_object_get(answer, "error"), "code"));
-
-	return c != NULL ? c : "";
+	return list;
 }
 
 void web_age(char *buf, size_t size, const char *iso)

@@ -114,24 +114,12 @@ void web_redirect(struct http_response *res, const char *location);
 /* Adds Content-Security-Policy and the other headers of an HTML answer. */
 void web_security_headers(struct http_response *res);
 
-/*
- * Calls the REST handler that answers `method` `pattern` (a core or an
- * api_more route) with `req`, `body` (JSON text, or NULL) as its body.
- * Returns the handler's status and its JSON answer in *out (new
- * reference; NULL when not JSON).  An unknown route answers 501.
- */
-unsigned web_call_api(json_t **out, const char *method, const char *pattern,
-		      struct http_request *req, json_t *body);
-
-/* The handler of the REST route `method` `pattern`, or NULL. */
-http_handler web_api_handler(const char *method, const char *pattern);
-
-/* The message of a REST error answer, or `fallback`. */
-const char *web_api_message(json_t *answer, const char *fallback);
-const char *web_api_code(json_t *answer);
-
 /* Age of an ISO 8601 UTC timestamp as "5 s", "3 min", "2 h", "4 d". */
 void web_age(char *buf, size_t size, const char *iso);
+
+/* A form's notify field as the API's list: the addresses in `text` (NULL:
+ * none) split at commas, semicolons and white space. */
+json_t *web_notify_list(const char *text);
 
 /* web_jobs.c */
 

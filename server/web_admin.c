@@ -459,16 +459,12 @@ void web_admin_workers(struct http_response *res, struct http_request *req)
 	struct web_session session;
 	json_t *list = NULL, *items, *w, *ctx;
 	char age[32];
-	unsigned status;
 	size_t i;
 
 	if (!web_require(&session, res, req, ROLE_ADMIN, true))
 		return;
-	status = web_call_api(&list, "GET", "/api/v1/workers", req, NULL);
-	if (status != 200) {
-		web_error_page(res, status >= 400 ? status : 500, &session,
-			       web_api_message(list, "Cannot list them."));
-		json_decref(list);
+	if (workers_list_json(&list) < 0) {
+		web_db_failed(res, &session);
 		return;
 	}
 	items = json_object_get(list, "workers");

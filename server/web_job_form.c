@@ -127,25 +127,6 @@ static long long form_runs(json_t *form, const char *key,
 	return 0;
 }
 
-/* The notify field as an array: addresses split at commas and spaces. */
-static json_t *form_notify(const char *text)
-{
-	json_t *list = json_array();
-	const char *p = text;
-
-	while (*p != '\0') {
-		size_t n;
-
-		while (*p == ',' || *p == ';' || isspace((unsigned char)*p))
-			p++;
-		n = strcspn(p, ",; \t\r\n");
-		if (n > 0)
-			json_array_append_new(list, json_stringn(p, n));
-		p += n;
-	}
-	return list;
-}
-
 /* "'a'", "'a' and 'b'", "'a', 'b' and 'c'": the values of every
  * invalid_email error, quoted. */
 static void quote_addresses(struct strbuf *b, const struct field_errors *all,
@@ -259,7 +240,7 @@ static void form_request(struct jobs_request *request, json_t **notify,
 	request->bad = form_required(form, "bad", errors);
 	request->runs_min = form_runs(form, "runs_min", errors);
 	request->runs_max = form_runs(form, "runs_max", errors);
-	*notify = form_notify(form_text(form, "notify"));
+	*notify = web_notify_list(form_text(form, "notify"));
 	request->notify = *notify;
 }
 

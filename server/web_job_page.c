@@ -621,26 +621,32 @@ void web_job_live(struct http_response *res, struct http_request *req)
 	web_security_headers(res);
 }
 
-/* The build log and last run output of one commit of a job: the REST
- * answer of commitlog_get() as a page. */
+/* The build log and last run output of one commit of a job, as
+ * commitlog_log() gives them to the REST route too. */
 void web_commit_log(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
-	struct http_response answer = {0};
-	json_error_t jerr;
-	json_t *reply, *ctx;
+	struct field_errors errors;
+	long long job_id;
+	json_t *reply = NULL, *ctx;
 	char title[96];
 
 	if (!web_require_job_reader(&session, res, req, true))
 		return;
-	commitlog_get(&answer, req);
-	reply = answer.body != NULL
-		    ? json_loadb(answer.body, answer.body_len, 0, &jerr)
-		    : NULL;
-	if (answer.status != 200 || reply == NULL) {
-		web_error_page(
-		    res, answer.status >= 400 ? answer.status : 500, &session,
-		    web_api_message(reply, "There is no such log."));
+	fields_init(&errors);
+	if (id_parse(&job_id, req->params[0]) < 0) {
+		char text[512];
+
+		snprintf(text, sizeof(text), "no job '%s'", req->params[0]);
+		web_error_page(res, 404, &session, text);
+		return;
+	}
+	if (commitlog_log(&reply, &errors, job_id, req->params[1]) < 0) {
+		web_error_page(res,
+			       errors.count > 0 ? errors.items[0].status : 500,
+			       &session,
+			       errors.count > 0 ? errors.items[0].message
+						: "There is no such log.");
 		goto out;
 	}
 	snprintf(title, sizeof(title), "Job %lld, commit %.12s",
@@ -652,5 +658,4 @@ void web_commit_log(struct http_response *res, struct http_request *req)
 	web_render(res, 200, "commit_log", ctx, &session, "jobs");
 out:
 	json_decref(reply);
-	http_response_clear(&answer);
 }

@@ -1,6 +1,5 @@
 /* The web form of patch jobs (issue 13): GET and POST /jobs/new-patch, a
- * thin adapter over patches_create. */
-#include <ctype.h>
+ * thin adapter over patches_submit. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,31 +63,12 @@ void web_patch_new(struct http_response *res, struct http_request *req)
 	json_decref(values);
 }
 
-/* The notify field as an array: addresses split at commas and spaces. */
-static json_t *notify_list(const char *text)
-{
-	json_t *list = json_array();
-	const char *p = text != NULL ? text : "";
-
-	while (*p != '\0') {
-		size_t n;
-
-		while (*p == ',' || *p == ';' || isspace((unsigned char)*p))
-			p++;
-		n = strcspn(p, ",; \t\r\n");
-		if (n > 0)
-			json_array_append_new(list, json_stringn(p, n));
-		p += n;
-	}
-	return list;
-}
-
 void web_patch_submit(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
-	struct http_response answer = {0};
-	json_t *form, *body, *values, *reply = NULL;
-	json_error_t jerr;
+	struct field_errors errors;
+	json_t *form, *body, *values, *refusal = NULL;
+	long long job_id;
 	char location[64];
 	size_t i;
 
@@ -104,28 +84,30 @@ void web_patch_submit(struct http_response *res, struct http_request *req)
 		    json_string_value(json_object_get(form, patch_fields[i]));
 
 		if (strcmp(patch_fields[i], "notify") == 0)
-			json_object_set_new(body, "notify", notify_list(v));
+			json_object_set_new(body, "notify",
+					    web_notify_list(v));
 		else if (v != NULL &&
 			 (v[0] != '\0' || strcmp(patch_fields[i], "archive")))
 			json_object_set_new(body, patch_fields[i],
 					    json_string(v));
 	}
-	patches_create(&answer, req, body);
-	if (answer.body != NULL)
-		reply = json_loadb(answer.body, answer.body_len, 0, &jerr);
-	if (answer.status == 201 &&
-	    json_integer_value(json_object_get(reply, "id")) > 0) {
-		snprintf(location, sizeof(location), "/jobs/%lld",
-			 (long long)json_integer_value(
-			     json_object_get(reply, "id")));
+	fields_init(&errors);
+	if (patches_submit(&job_id, &refusal, &errors, req->token_id, body,
+			   NULL, NULL) == 0) {
+		snprintf(location, sizeof(location), "/jobs/%lld", job_id);
 		web_redirect(res, location);
 	} else {
-		render(res, answer.status >= 400 ? answer.status : 500,
-		       &session, values,
-		       web_api_message(reply, "The series was refused."));
+		/* A refusal's message names every failing patch, uncut. */
+		const char *message =
+		    refusal != NULL ? json_string_value(
+					  json_object_get(refusal, "message"))
+		    : errors.count > 0 ? errors.items[0].message
+				       : "The series was refused.";
+
+		render(res, errors.count > 0 ? errors.items[0].status : 500,
+		       &session, values, message);
 	}
-	json_decref(reply);
-	http_response_clear(&answer);
+	json_decref(refusal);
 	json_decref(body);
 	json_decref(values);
 	json_decref(form);

@@ -79,17 +79,15 @@ out:
 	json_decref(body);
 }
 
-void workers_list(struct http_response *res, struct http_request *req)
+int workers_list_json(json_t **out)
 {
 	struct store_worker_list list;
 	json_t *workers;
 	size_t i;
 
-	(void)req;
-	if (store_workers_list(&list, db_conn()) != STORE_OK) {
-		http_db_failed(res);
-		return;
-	}
+	*out = NULL;
+	if (store_workers_list(&list, db_conn()) != STORE_OK)
+		return -1;
 	workers = json_array();
 	for (i = 0; i < list.count; i++) {
 		const struct store_worker_row *w = &list.rows[i];
@@ -112,7 +110,20 @@ void workers_list(struct http_response *res, struct http_request *req)
 			      w->last_seen_at, "task", task));
 	}
 	store_worker_list_clear(&list);
-	http_json(res, 200, json_pack("{s:o}", "workers", workers));
+	*out = json_pack("{s:o}", "workers", workers);
+	return *out != NULL ? 0 : -1;
+}
+
+void workers_list(struct http_response *res, struct http_request *req)
+{
+	json_t *list;
+
+	(void)req;
+	if (workers_list_json(&list) < 0) {
+		http_db_failed(res);
+		return;
+	}
+	http_json(res, 200, list);
 }
 
 /* The worker of a request, checked to belong to the caller's token. */

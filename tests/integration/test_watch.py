@@ -261,6 +261,49 @@ def a_culprit_two_watches_find_is_reported_once_and_noted_when_still_there(env):
 
 
 @test
+def a_measuring_job_that_cannot_be_linked_is_not_left_behind(env):
+    """The measuring job and its link to the watch commit together: when
+    storing the link fails, no job is left that no watch knows of, and the
+    head is taken up again once the database takes the link."""
+    db = env.cluster.database("watch_link")
+    svc = Service(env.root, env.cluster, "watchlink", conninfo=db, lease_seconds=10)
+    try:
+        repo = Pusher(os.path.join(env.root, "watched-link"))
+        svc.register("lrepo", repo.repo, "lscore", min_change_pct=2.0)
+        wid = svc.api.ok("POST", "/api/v1/watches", {
+            "repo": "lrepo", "branch": "main", "testcases": ["lscore"],
+            "interval_s": 3600}, expect=(201,))["id"]
+        wait_for("baseline", lambda: head_of(svc, wid, repo.head), svc=svc)
+        # The database refuses every link of a measuring job for a while.
+        svc.psql("CREATE FUNCTION refuse_link() RETURNS trigger"
+                 " LANGUAGE plpgsql AS $$ BEGIN"
+                 " RAISE EXCEPTION 'link refused by the test'; END $$;"
+                 " CREATE TRIGGER refuse_link BEFORE INSERT ON watch_jobs"
+                 " FOR EACH ROW EXECUTE FUNCTION refuse_link()")
+        repo.push(2)
+        svc.api.ok("POST", "/api/v1/repos/lrepo/push", {}, expect=(202,),
+                   token=svc.submit_token)
+        wait_for("a refused link", lambda: "link refused by the test"
+                 in svc.log("server"), timeout=30, svc=svc)
+        time.sleep(1)
+        eq(svc.psql("SELECT count(*) FROM jobs j WHERE NOT EXISTS"
+                    " (SELECT 1 FROM watch_jobs w WHERE w.job_id = j.id)"),
+           "0", "jobs that no watch knows of")
+        svc.psql("DROP TRIGGER refuse_link ON watch_jobs")
+        svc.api.ok("POST", "/api/v1/repos/lrepo/push", {}, expect=(202,),
+                   token=svc.submit_token)
+        wait_for("the head measured once linked",
+                 lambda: measured(svc, wid, repo.head), svc=svc)
+        eq(svc.psql("SELECT count(*) FROM jobs j WHERE NOT EXISTS"
+                    " (SELECT 1 FROM watch_jobs w WHERE w.job_id = j.id)"),
+           "0", "jobs that no watch knows of, in the end")
+        eq(svc.psql("SELECT count(*) FROM watch_jobs"), "1",
+           "one measuring job for the one new head")
+    finally:
+        svc.stop()
+
+
+@test
 def bad_watches_are_refused_with_field_errors(env):
     api = env.svc.api
     bad = [

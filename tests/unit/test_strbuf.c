@@ -80,6 +80,21 @@ static void test_strbuf_hex_is_lower_case(void **state)
 }
 
 /* The RFC 4648 test vectors. */
+static void test_strbuf_hex_value_reads_both_cases_only(void **state)
+{
+	const char *digits = "0123456789abcdef", *upper = "ABCDEF";
+	int c, i;
+
+	(void)state;
+	for (i = 0; i < 16; i++)
+		assert_int_equal(strbuf_hex_value(digits[i]), i);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(strbuf_hex_value(upper[i]), 10 + i);
+	for (c = -1; c < 256; c++)
+		if (strchr("0123456789abcdefABCDEF", c) == NULL || c == 0)
+			assert_int_equal(strbuf_hex_value(c), -1);
+}
+
 static void test_strbuf_base64_rfc4648_vectors(void **state)
 {
 	static const char *const vectors[][2] = {
@@ -164,6 +179,7 @@ int main(void)
 	    cmocka_unit_test(test_strbuf_grows_past_its_first_block),
 	    cmocka_unit_test(test_strbuf_html_and_url),
 	    cmocka_unit_test(test_strbuf_hex_is_lower_case),
+	    cmocka_unit_test(test_strbuf_hex_value_reads_both_cases_only),
 	    cmocka_unit_test(test_strbuf_base64_rfc4648_vectors),
 	    cmocka_unit_test(test_strbuf_shell_quote),
 	    cmocka_unit_test(test_strbuf_crlf_makes_every_line_end_crlf),
