@@ -39,6 +39,14 @@
 /* The clipped runs' own spread replaces the noise's sd when it is larger
  * at this level (a chi-squared test). */
 #define ALPHA_SPREAD 0.01
+/* Two runs of one round of an interleaved plan (at most
+ * BISECT_MAX_REQUESTS commits, A B C D A B C D) are at most this far
+ * apart in the order runs are made: runs further apart are no pair. */
+#define PAIR_GAP_MAX BISECT_MAX_REQUESTS
+/* The differences of paired runs spread wider than the noise allows at
+ * this level (a chi-squared test): a mode switch fell inside some pair,
+ * and Wilcoxon's signed-rank test decides instead of the t-test. */
+#define ALPHA_PAIR_SPREAD 0.01
 #define Z_NEITHER 3.5
 #define MAX_SEGMENTS (2 * BISECT_MAX_CULPRITS)
 /* A level is estimated from its newest commits, at most this many. */
@@ -172,6 +180,9 @@ struct engine {
 	size_t parts_pushed;   /* follow-up parts opened in this call */
 	size_t *chain;	       /* room for every commit: follow_up's chains */
 	size_t chain_n;
+	/* Paired fresh runs of two commits (pairs_of) and their
+	 * differences: room for the most fresh runs of a commit. */
+	double *pair_a, *pair_b, *pair_d;
 	/* Per culprit (same index as out->culprits): fresh runs were made
 	 * to confirm it and did not. */
 	bool refuted[BISECT_MAX_CULPRITS];
@@ -667,11 +678,124 @@ static int pooled_t(struct engine *e, struct stats_test *t, const double *a,
 				(double)e->sigma_dof);
 }
 
-/* One-sided: did `c` move away from `p` in `direction`, on fresh runs? */
+/* Whether every fresh run of `c` has its place in the run order, each
+ * after the one before. */
+static bool order_known(const struct bisect_commit *c)
+{
+	size_t k;
+
+	if (c->confirm_count > 0 && c->confirm_seq == NULL)
+		return false;
+	for (k = 0; k < c->confirm_count; k++) {
+		if (c->confirm_seq[k] == 0 ||
+		    (k > 0 && c->confirm_seq[k] <= c->confirm_seq[k - 1]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The fresh runs of `a` and `b` in pairs, oldest first: a run of one and
+ * the next run of the other when no run of either came between them and
+ * they are at most PAIR_GAP_MAX apart; each run is in one pair at most.
+ * Pair i is e->pair_a[i] (of a), e->pair_b[i] (of b); *n is how many.
+ * Runs of one side made long before the other's pair with none.  -1 when
+ * the order of the runs is not known (the caller compares every run).
+ */
+static int pairs_of(struct engine *e, const struct bisect_commit *a,
+		    const struct bisect_commit *b, size_t *n)
+{
+	const size_t *sa = a->confirm_seq, *sb = b->confirm_seq;
+	size_t i = 0, j = 0;
+
+	*n = 0;
+	if (!order_known(a) || !order_known(b))
+		return -1;
+	while (i < a->confirm_count && j < b->confirm_count) {
+		bool a_first = sa[i] < sb[j];
+		size_t gap = a_first ? sb[j] - sa[i] : sa[i] - sb[j];
+		bool next =
+		    a_first ? i + 1 == a->confirm_count || sa[i + 1] > sb[j]
+			    : j + 1 == b->confirm_count || sb[j + 1] > sa[i];
+
+		if (sa[i] == sb[j])
+			return -1; /* two runs in one place */
+		if (next && gap <= PAIR_GAP_MAX) {
+			e->pair_a[*n] = a->confirm_values[i++];
+			e->pair_b[*n] = b->confirm_values[j++];
+			(*n)++;
+		} else if (a_first) {
+			i++;
+		} else {
+			j++;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Did the paired runs of e->pair_a move away from e->pair_b in
+ * `direction` (`two_sided`: in either)?  Their `n` differences are tested
+ * with the pooled t-test, as pooled_t; but when the differences spread
+ * wider than the noise allows (their variance against the 2 sigma^2 of a
+ * difference of two runs, a chi-squared test at ALPHA_PAIR_SPREAD), the
+ * machine changed speed inside some pair, and Wilcoxon's signed-rank test
+ * decides, which the size of that pair's difference cannot sway.
+ * t->p_value is one-sided unless `two_sided`.
+ */
+static int paired_test(struct engine *e, struct stats_test *t, size_t n,
+		       double direction, bool two_sided)
+{
+	double *d = e->pair_d, chi2, p_up;
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		d[k] = direction * (e->pair_a[k] - e->pair_b[k]);
+	if (n >= 2 && e->sigma > 0 && e->sigma_dof >= POOLED_DOF_MIN) {
+		chi2 = (double)(n - 1) * stats_variance(d, n) /
+		       (2 * square(e->sigma));
+		if (gsl_cdf_chisq_Q(chi2, (double)(n - 1)) <
+		    ALPHA_PAIR_SPREAD) {
+			if (stats_wilcoxon_greater(t, d, n) < 0)
+				return -1;
+			if (!two_sided)
+				return 0;
+			p_up = t->p_value;
+			for (k = 0; k < n; k++)
+				d[k] = -d[k];
+			if (stats_wilcoxon_greater(t, d, n) < 0)
+				return -1;
+			t->p_value = 2 * fmin(p_up, t->p_value);
+			if (t->p_value > 1)
+				t->p_value = 1;
+			return 0;
+		}
+	}
+	if (pooled_t(e, t, e->pair_a, n, e->pair_b, n) < 0)
+		return -1;
+	if (!two_sided)
+		t->p_value = t->statistic * direction > 0 ? t->p_value / 2
+							  : 1 - t->p_value / 2;
+	return 0;
+}
+
+/* One-sided: did `c` move away from `p` in `direction`, on fresh runs?
+ * In pairs when their order is known (none yet: p 1), else every run. */
 static int confirm_test(struct engine *e, struct stats_test *t,
 			const struct bisect_commit *p,
 			const struct bisect_commit *c, double direction)
 {
+	size_t n;
+
+	if (pairs_of(e, c, p, &n) == 0) {
+		if (n == 0) {
+			t->statistic = 0;
+			t->p_value = 1.0;
+			t->df = 0;
+			return 0;
+		}
+		return paired_test(e, t, n, direction, false);
+	}
 	if (pooled_t(e, t, c->confirm_values, c->confirm_count,
 		     p->confirm_values, p->confirm_count) < 0)
 		return -1;
@@ -739,6 +863,10 @@ static double confirm_round(const struct bisect_options *o, size_t limit,
  * Checks culprit `c` against reference `p` on fresh interleaved runs, for
  * a change of `delta` found by the search.  Returns 1 when decided
  * (confirmed or not, filled into *cul), 0 after asking for more runs.
+ * When the runs' order is known the runs are compared in pairs, and both
+ * sides get as many new runs, interleaved (a side's runs left over from
+ * another comparison pair with none); a culprit already holding
+ * confirm_max fresh runs beyond the limit is decided on what it has.
  */
 static int confirm(struct engine *e, struct bisect_culprit *cul,
 		   double direction, double delta)
@@ -749,10 +877,13 @@ static int confirm(struct engine *e, struct bisect_culprit *cul,
 	struct stats_test t;
 	size_t have = p->confirm_count < c->confirm_count ? p->confirm_count
 							  : c->confirm_count;
-	size_t limit, target;
+	size_t limit, target, pairs, k;
+	bool paired = pairs_of(e, c, p, &pairs) == 0, stuck;
 	double alpha;
 	int rc;
 
+	if (paired)
+		have = pairs;
 	/* Sized for the change the search found; when the fresh runs show
 	 * less of it, in its direction, for theirs (at least half the
 	 * search's: a search stopped by a lucky look overstates a change,
@@ -763,11 +894,17 @@ static int confirm(struct engine *e, struct bisect_culprit *cul,
 		    (values_mean(c->confirm_values, c->confirm_count) -
 		     values_mean(p->confirm_values, p->confirm_count));
 
+		if (paired) {
+			for (fresh = 0, k = 0; k < pairs; k++)
+				fresh += e->pair_a[k] - e->pair_b[k];
+			fresh *= direction / (double)pairs;
+		}
 		if (fresh > 0 && fresh < delta)
 			delta = fresh > delta / 2 ? fresh : delta / 2;
 	}
 	limit = confirm_limit(e, delta);
-	if (have < o->confirm_runs) {
+	stuck = paired && c->confirm_count >= limit + o->confirm_max;
+	if (have < o->confirm_runs && !stuck) {
 		target = o->confirm_runs;
 	} else {
 		alpha = confirm_round(o, limit, have, &target);
@@ -775,7 +912,7 @@ static int confirm(struct engine *e, struct bisect_culprit *cul,
 		if (rc == 0 && t.p_value < alpha) {
 			cul->confirmed = true;
 			cul->p_value = t.p_value;
-		} else if (have < limit) {
+		} else if (have < limit && !stuck) {
 			goto ask;
 		} else {
 			cul->confirmed = false;
@@ -786,6 +923,11 @@ static int confirm(struct engine *e, struct bisect_culprit *cul,
 	}
 ask:
 	e->out->interleave = true;
+	if (paired) {
+		request(e, cul->parent, target - have, BISECT_CONFIRM);
+		request(e, cul->commit, target - have, BISECT_CONFIRM);
+		return 0;
+	}
 	request(e, cul->parent,
 		target > p->confirm_count ? target - p->confirm_count : 0,
 		BISECT_CONFIRM);
@@ -855,14 +997,25 @@ static double culprit_confidence(struct engine *e,
 		/* Medians, so that one outlier among a few fresh runs
 		 * cannot fake a change; their variance is taken as pi/2
 		 * times the mean's (its large-sample value, above the
-		 * small-sample one: the odds lean low, never high). */
+		 * small-sample one: the odds lean low, never high).  The
+		 * median of the pairs' differences when the runs pair. */
 		double d = direction *
 			   (stats_median(c->confirm_values, c->confirm_count) -
 			    stats_median(p->confirm_values, p->confirm_count));
 		double se2 = M_PI / 2 * square(e->sigma) *
 			     (1.0 / (double)c->confirm_count +
 			      1.0 / (double)p->confirm_count);
+		size_t pairs, k;
 
+		if (pairs_of(e, c, p, &pairs) == 0) {
+			for (k = 0; k < pairs; k++)
+				e->pair_d[k] = e->pair_a[k] - e->pair_b[k];
+			d = pairs > 0
+				? direction * stats_median(e->pair_d, pairs)
+				: 0.0;
+			se2 = M_PI / 2 * square(e->sigma) * 2.0 /
+			      (double)(pairs > 0 ? pairs : 1);
+		}
 		if (isfinite(d))
 			log_odds += CONFIDENCE_LR_WEIGHT *
 				    (d * delta - delta * delta / 2) / se2;
@@ -1121,6 +1274,21 @@ static int fresh_differ(struct engine *e, size_t a, size_t b)
 			  ? ca->confirm_count
 			  : cb->confirm_count;
 
+	/* In pairs when the runs' order is known, as a confirmation. */
+	if (pairs_of(e, ca, cb, &have) == 0) {
+		if (have < o->confirm_runs)
+			return 0;
+		if (fabs(pct_change_of(stats_mean(e->pair_a, have),
+				       stats_mean(e->pair_b, have))) <
+			o->min_change_pct / 2 ||
+		    paired_test(e, &t, have, 1.0, true) < 0)
+			return -1;
+		if (t.p_value < ALPHA_PART)
+			return 1;
+		return t.p_value >= (have < 2 * o->confirm_runs ? 0.3 : 0.05)
+			   ? -1
+			   : 0;
+	}
 	if (have < o->confirm_runs)
 		return 0;
 	if (fabs(pct_change_of(
@@ -1784,7 +1952,7 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 {
 	struct segment stack[MAX_SEGMENTS];
 	struct engine e;
-	size_t depth = 0, i, total_runs = 0, need;
+	size_t depth = 0, i, total_runs = 0, need, fresh_most = 0;
 	const struct bisect_commit *good, *bad;
 	enum comparison endpoints;
 	size_t split_at = 0;
@@ -1816,6 +1984,8 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 						       : BISECT_UNTESTED);
 		total_runs +=
 		    commits[i].value_count + commits[i].confirm_count;
+		if (commits[i].confirm_count > fresh_most)
+			fresh_most = commits[i].confirm_count;
 	}
 	good = &commits[0];
 	bad = &commits[count - 1];
@@ -1828,7 +1998,10 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	e.scratch_len = total_runs + 1;
 	e.scratch = malloc(e.scratch_len * sizeof(*e.scratch));
 	e.chain = malloc(count * sizeof(*e.chain));
-	if (e.scratch == NULL || e.chain == NULL ||
+	e.pair_a = malloc(3 * (fresh_most + 1) * sizeof(*e.pair_a));
+	e.pair_b = e.pair_a != NULL ? e.pair_a + fresh_most + 1 : NULL;
+	e.pair_d = e.pair_a != NULL ? e.pair_b + fresh_most + 1 : NULL;
+	if (e.scratch == NULL || e.chain == NULL || e.pair_a == NULL ||
 	    bisect_set_init(&e.tmp, count) < 0 ||
 	    bisect_set_init(&e.all, count) < 0)
 		goto out;
@@ -1951,6 +2124,7 @@ out:
 	bisect_set_clear(&e.in_noise);
 	free(e.scratch);
 	free(e.chain);
+	free(e.pair_a);
 	bisect_set_clear(&e.tmp);
 	bisect_set_clear(&e.all);
 	if (error < 0)

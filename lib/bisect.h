@@ -33,7 +33,12 @@
  *     in two, so every change point is found.
  *  3. Each culprit is confirmed against its parent with fresh interleaved
  *     runs before it is reported (a culprit the fresh runs refute is not
- *     named beside a confirmed one); the confidence is the probability
+ *     named beside a confirmed one).  When the runs' order is known
+ *     (confirm_seq) only pairs are compared, a run of the culprit next to
+ *     one of its parent, both sides getting as many new runs: their
+ *     differences by the pooled t-test, or by Wilcoxon's signed-rank test
+ *     when they spread wider than the noise allows (the machine changed
+ *     speed inside a pair).  The confidence is the probability
  *     that it is the culprit: the search's error bounds give the prior
  *     odds, the fresh runs' likelihood ratio (a change of the size found
  *     against none) updates them.
@@ -104,11 +109,19 @@ struct bisect_options {
 struct bisect_commit {
 	const double *values; /* KPI of each search run, in run order */
 	size_t value_count;
-	const double *confirm_values; /* KPI of each confirmation run */
+	const double *confirm_values; /* KPI of each confirmation run, in
+					 run order */
 	size_t confirm_count;
 	const size_t *parents; /* indices of parents inside the range */
 	size_t parent_count;
 	bool build_failed;
+	/* Each confirmation run's place in the order the job's runs were
+	 * made (1, 2, ...; one count over every commit, increasing within
+	 * a commit), or NULL / a 0 entry when that order is unknown.  With
+	 * it a confirmation compares its two sides in pairs of runs made
+	 * one after the other, which a machine that switches speed between
+	 * runs cannot fake; without it, all runs of each side, as before. */
+	const size_t *confirm_seq;
 };
 
 struct bisect_request {

@@ -139,6 +139,33 @@ int stats_mann_whitney(struct stats_test *out, const double *a, size_t na,
 		       const double *b, size_t nb);
 
 /*
+ * Wilcoxon's signed-rank test of H1: the differences d[0..n-1] (paired
+ * runs, one minus the other) lean above 0, scipy.stats.wilcoxon(d,
+ * alternative='greater') with its defaults zero_method='wilcox',
+ * correction=False, method='auto' (SciPy 1.10).  Zeros are dropped; the
+ * rest are ranked by |d| (average ranks for ties) and statistic is R+,
+ * the sum of the positive differences' ranks; p_value is one-sided (the
+ * probability of an R+ this large or larger); df is 0.
+ *
+ * Exact (the null distribution of R+) for n <= 50 with no zero and no
+ * tie; otherwise the normal approximation, mean m (m + 1) / 4 over the m
+ * nonzero differences, variance m (m + 1) (2m + 1) / 24 less the tie
+ * correction sum (t^3 - t) / 48, no continuity correction.  Deviations:
+ * ties without zeros in n <= 50 take the normal approximation, which is
+ * SciPy's method='approx' (SciPy 1.10 keeps the exact distribution there
+ * and truncates a half-integer R+); every difference 0 gives statistic 0
+ * and p_value 1 (SciPy raises).  Cost: O(n^3) time, O(n^2) memory in
+ * the exact case.
+ *
+ * The two-sided p-value is twice the smaller of this on d and on -d
+ * (capped at 1), as SciPy's.
+ *
+ * Returns STATS_EINVAL for an invalid d (minimum 1 value) or a NULL out,
+ * STATS_ENOMEM if a working buffer cannot be allocated.
+ */
+int stats_wilcoxon_greater(struct stats_test *out, const double *d, size_t n);
+
+/*
  * Two-sample Kolmogorov-Smirnov test, scipy.stats.ks_2samp(a, b) with
  * method='auto' and the two-sided alternative (SciPy 1.10).  statistic is
  * D = max |F_a - F_b|, df is 0.

@@ -1,6 +1,7 @@
 #include "commitlog.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,10 @@
 /* The most metric names kept per commit, and their longest. */
 #define COMMITLOG_NAMES_MAX 1000
 #define COMMITLOG_NAME_LEN 256
+
+/* The largest signal number an outcome may name (a wait status holds
+ * seven bits of it). */
+#define COMMITLOG_SIGNAL_MAX 127
 
 /* The plan entry of commit `index`, or NULL when the task does not run
  * it (the plan as workers.c loads it: [{"index", ...}]). */
@@ -47,9 +52,13 @@ static bool names_valid(json_t *names)
 	return true;
 }
 
-static bool optional_int(json_t *v)
+/* Absent, null, or an integer in [min, max] (the column's range or
+ * less: out of it is the worker's error, 400, not the database's). */
+static bool optional_int(json_t *v, long long min, long long max)
 {
-	return v == NULL || json_is_null(v) || json_is_integer(v);
+	return v == NULL || json_is_null(v) ||
+	       (json_is_integer(v) && json_integer_value(v) >= min &&
+		json_integer_value(v) <= max);
 }
 
 static bool optional_text(json_t *v)
@@ -84,7 +93,8 @@ int commitlog_store(struct http_response *res, PGconn *conn, long long job_id,
 		    outcome_status_parse(
 			&status,
 			json_string_value(json_object_get(o, "status"))) < 0 ||
-		    !optional_int(exit_code) || !optional_int(signal) ||
+		    !optional_int(exit_code, INT_MIN, INT_MAX) ||
+		    !optional_int(signal, 0, COMMITLOG_SIGNAL_MAX) ||
 		    (names != NULL && !json_is_null(names) &&
 		     !names_valid(names)) ||
 		    !optional_text(json_object_get(o, "run_output")) ||
@@ -116,7 +126,8 @@ bad:
 	http_error(res, 400, "invalid_field",
 		   "'outcomes' must list {commit_index, status (built, "
 		   "build_failed, crashed, timed_out, no_kpi or ran), "
-		   "exit_code?, signal?, metrics_seen?: [names], run_output?, "
+		   "exit_code? (32-bit), signal? (0 to 127), metrics_seen?: "
+		   "[names], run_output?, "
 		   "build_log?} of commits the task runs");
 	return -1;
 }

@@ -79,7 +79,17 @@ bool fields_answer(struct http_response *res,
 	if (errors->count == 0)
 		return false;
 	e = &errors->items[0];
-	http_error(res, e->status, e->code, "%s", e->message);
+	http_json(res, e->status,
+		  json_pack("{s:{s:s,s:s,s:s*}}", "error", "code", e->code,
+			    "message", e->message, "field",
+			    e->field[0] != '\0' ? e->field : NULL));
+	if (errors->retry_after_s > 0) {
+		char seconds[24];
+
+		snprintf(seconds, sizeof(seconds), "%lld",
+			 errors->retry_after_s);
+		http_add_header(res, "Retry-After", seconds);
+	}
 	return true;
 }
 

@@ -33,6 +33,9 @@ struct field_errors {
 	struct field_error items[FIELDS_MAX];
 	size_t count;
 	size_t dropped; /* errors past FIELDS_MAX, counted only */
+	/* Seconds after which the request may succeed (a limit that lapses);
+	 * 0: none.  fields_answer sends it as Retry-After. */
+	long long retry_after_s;
 };
 
 /* An empty list. */
@@ -63,8 +66,9 @@ const struct field_error *fields_find(const struct field_errors *errors,
 
 /*
  * Answers the first error in `res` as http_error does (its status, code
- * and message).  Returns false, and answers nothing, when the list is
- * empty.
+ * and message, and "field" when it names one), with
+ * Retry-After when retry_after_s is set.  Returns false, and answers nothing,
+ * when the list is empty.
  */
 bool fields_answer(struct http_response *res,
 		   const struct field_errors *errors);

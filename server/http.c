@@ -14,7 +14,6 @@
 #include "db.h"
 #include "id.h"
 #include "log.h"
-#include "strbuf.h"
 #include "tokens.h"
 #include "url.h"
 
@@ -209,91 +208,6 @@ const char *http_cookie(const struct http_request *req, const char *name)
 					   name);
 }
 
-/* Decodes text[0, len) of a form in place of `out` (len + 1 bytes);
- * returns the decoded length, or -1 for a bad %XX or a NUL. */
-static long form_decode(char *out, const char *text, size_t len)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < len; i++) {
-		if (text[i] == '+') {
-			out[n++] = ' ';
-		} else if (text[i] == '%') {
-			int hi =
-			    i + 2 < len ? strbuf_hex_value(text[i + 1]) : -1;
-			int lo =
-			    i + 2 < len ? strbuf_hex_value(text[i + 2]) : -1;
-
-			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
-				return -1;
-			out[n++] = (char)(hi * 16 + lo);
-			i += 2;
-		} else if (text[i] == '\0') {
-			return -1;
-		} else {
-			out[n++] = text[i];
-		}
-	}
-	out[n] = '\0';
-	return (long)n;
-}
-
-json_t *http_form_body(struct http_response *res,
-		       const struct http_request *req)
-{
-	json_t *form = json_object();
-	char *buf = malloc(req->body_len + 1);
-	size_t pos = 0;
-
-	if (form == NULL || buf == NULL)
-		goto bad;
-	while (pos < req->body_len) {
-		const char *pair = req->body + pos, *eq, *amp;
-		size_t len;
-		long name_len, value_len;
-		json_t *value;
-		char *name;
-
-		amp = memchr(pair, '&', req->body_len - pos);
-		len = amp != NULL ? (size_t)(amp - pair) : req->body_len - pos;
-		pos += len + 1;
-		if (len == 0)
-			continue;
-		eq = memchr(pair, '=', len);
-		if (eq == NULL)
-			eq = pair + len;
-		name_len = form_decode(buf, pair, (size_t)(eq - pair));
-		if (name_len <= 0)
-			goto bad;
-		name = strdup(buf);
-		if (eq < pair + len)
-			value_len = form_decode(buf, eq + 1,
-						(size_t)(pair + len - eq - 1));
-		else
-			value_len = form_decode(buf, "", 0);
-		value = value_len >= 0 ? json_stringn(buf, (size_t)value_len)
-				       : NULL;
-		if (name == NULL || value == NULL) {
-			free(name);
-			json_decref(value);
-			goto bad;
-		}
-		value_len = json_object_set_new(form, name, value);
-		free(name);
-		if (value_len < 0)
-			goto bad;
-	}
-	free(buf);
-	return form;
-bad:
-	free(buf);
-	json_decref(form);
-	http_error(res, 400, "invalid_form",
-		   "the body must be an application/x-www-form-urlencoded "
-		   "form of UTF-8 text");
-	return NULL;
-}
-
 /* Matches `path` against `pattern`, filling the "{}" parameters in place
  * of a copy of the path that `buf` holds. */
 static bool route_match(const char *pattern, const char *path, char *buf,
@@ -391,6 +305,37 @@ const struct http_route *http_route_find(const struct http_route *routes,
 	return NULL;
 }
 
+/* The web UI's error page, for browsers (http_set_page_error). */
+static http_page_error page_error;
+
+void http_set_page_error(http_page_error page)
+{
+	page_error = page;
+}
+
+/* Answers an error the HTTP layer found: a page for a browser's path,
+ * else the API's JSON error (http_error). */
+static void layer_error(struct http_response *res, const char *path,
+			unsigned status, const char *code, const char *fmt,
+			...) __attribute__((format(printf, 5, 6)));
+
+static void layer_error(struct http_response *res, const char *path,
+			unsigned status, const char *code, const char *fmt,
+			...)
+{
+	char message[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	if (page_error != NULL && strncmp(path, "/api/", 5) != 0 &&
+	    strcmp(path, "/api") != 0 && strcmp(path, "/healthz") != 0)
+		page_error(res, status, message);
+	else
+		http_error(res, status, code, "%s", message);
+}
+
 static void dispatch(struct http_server *server, struct http_response *res,
 		     struct http_request *req, const char *auth)
 {
@@ -402,12 +347,12 @@ static void dispatch(struct http_server *server, struct http_response *res,
 				sizeof(buf), req->params, &path_known);
 	if (route == NULL) {
 		if (path_known)
-			http_error(res, 405, "method_not_allowed",
-				   "%s is not allowed on %s", req->method,
-				   req->path);
+			layer_error(res, req->path, 405, "method_not_allowed",
+				    "%s is not allowed on %s", req->method,
+				    req->path);
 		else
-			http_error(res, 404, "not_found", "no route %s %s",
-				   req->method, req->path);
+			layer_error(res, req->path, 404, "not_found",
+				    "no route %s %s", req->method, req->path);
 		return;
 	}
 	if (route->role != ROLE_NONE) {
@@ -509,12 +454,20 @@ static bool declared_too_large(struct MHD_Connection *connection)
 	return end != length && (errno == ERANGE || value > HTTP_MAX_BODY);
 }
 
-static enum MHD_Result send_too_large(struct MHD_Connection *connection)
+static void too_large(struct http_response *res, const char *path)
+{
+	layer_error(res, path, 413, "too_large",
+		    "the request body is larger than %u bytes, more than "
+		    "this server takes",
+		    HTTP_MAX_BODY);
+}
+
+static enum MHD_Result send_too_large(struct MHD_Connection *connection,
+				      const char *path)
 {
 	struct http_response res = {0};
 
-	http_error(&res, 413, "too_large",
-		   "the request body is larger than %u bytes", HTTP_MAX_BODY);
+	too_large(&res, path);
 	http_add_header(&res, "Connection", "close");
 	return send_response(connection, &res);
 }
@@ -543,7 +496,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 		if (connlimit_connection_over(connection))
 			return send_too_many(connection);
 		if (declared_too_large(connection))
-			return send_too_large(connection);
+			return send_too_large(connection, url);
 		ctx = calloc(1, sizeof(*ctx));
 		if (ctx == NULL)
 			return MHD_NO;
@@ -574,9 +527,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 	req.body_len = ctx->len;
 	req.connection = connection;
 	if (ctx->too_large)
-		http_error(&res, 413, "too_large",
-			   "the request body is larger than %u bytes",
-			   HTTP_MAX_BODY);
+		too_large(&res, url);
 	else
 		dispatch(server, &res, &req,
 			 MHD_lookup_connection_value(

@@ -107,6 +107,17 @@ const struct http_route *http_route_find(const struct http_route *routes,
 					 const char **params,
 					 bool *path_known);
 
+/*
+ * How a browser is told of an error the HTTP layer finds before any
+ * handler runs (no route, a method the path does not take, a body too
+ * large): for a path outside /api/ and /healthz, `page` answers it (the
+ * web UI's error page); the API, and every path while none is set, gets
+ * the JSON error.  Set once before http_start.
+ */
+typedef void (*http_page_error)(struct http_response *res, unsigned status,
+				const char *message);
+void http_set_page_error(http_page_error page);
+
 /* A query-string argument of the request, or NULL. */
 const char *http_query(const struct http_request *req, const char *name);
 

@@ -154,6 +154,26 @@ static int lookup(struct job_target *target, PGconn *conn,
 	return 0;
 }
 
+void jobs_runs_against_testcase(const struct jobs_request *request,
+				const struct store_testcase_fields *testcase,
+				struct field_errors *errors)
+{
+	if (request->runs_min > 0 && request->runs_max == 0 &&
+	    request->runs_min > testcase->runs_max)
+		fields_add(errors, "runs_min", 422, "runs_conflict",
+			   "'runs_min' %lld is above the runs_max %lld of "
+			   "testcase '%s'; give 'runs_max' too to raise it",
+			   request->runs_min, testcase->runs_max,
+			   testcase->name);
+	if (request->runs_max > 0 && request->runs_min == 0 &&
+	    request->runs_max < testcase->runs_min)
+		fields_add(errors, "runs_max", 422, "runs_conflict",
+			   "'runs_max' %lld is below the runs_min %lld of "
+			   "testcase '%s'; give 'runs_min' too to lower it",
+			   request->runs_max, testcase->runs_min,
+			   testcase->name);
+}
+
 /* Resolves revision `rev` (the field `key`) into *out; an error if it
  * names no commit. */
 static bool resolve(git_oid *out, git_repository *repo, const char *rev,
@@ -213,12 +233,57 @@ out:
 	free(err);
 }
 
+/* The limit of a token: its own, else the server's; 0: none. */
+static long long token_limit(long long own, long long server)
+{
+	return own >= 0 ? own : server;
+}
+
+int jobs_quota_check(PGconn *conn, long long token_id,
+		     struct field_errors *errors)
+{
+	struct store_token_usage u;
+	long long open, per_hour;
+	int rc;
+
+	if (token_id <= 0)
+		return 0;
+	rc = store_jobs_token_usage(&u, conn, token_id);
+	if (rc == STORE_NOT_FOUND)
+		return 0;
+	if (rc != STORE_OK)
+		return JOBS_DB_FAILED;
+	open = token_limit(u.max_open_jobs, server_config.max_open_jobs);
+	per_hour =
+	    token_limit(u.max_jobs_per_hour, server_config.max_jobs_per_hour);
+	if (open > 0 && u.open_jobs >= open) {
+		fields_add(errors, "", 429, "too_many_jobs",
+			   "this token has %lld jobs queued or running, its "
+			   "limit; submit again when one has ended",
+			   u.open_jobs);
+		errors->retry_after_s = JOBS_OPEN_RETRY_AFTER_S;
+		return JOBS_REFUSED;
+	}
+	if (per_hour > 0 && u.jobs_last_hour >= per_hour) {
+		fields_add(errors, "", 429, "too_many_jobs",
+			   "this token submitted %lld jobs in the last hour, "
+			   "its limit; submit again in %lld seconds",
+			   u.jobs_last_hour,
+			   u.hour_frees_in_s > 0 ? u.hour_frees_in_s : 1);
+		errors->retry_after_s =
+		    u.hour_frees_in_s > 0 ? u.hour_frees_in_s : 1;
+		return JOBS_REFUSED;
+	}
+	return 0;
+}
+
 /* Stores the job with its candidates and queues its first tasks, in one
- * transaction. */
+ * transaction that first counts the token's jobs against its limits. */
 static int store(long long *out_id, PGconn *conn,
 		 const struct jobs_request *request,
 		 const struct job_target *target, long long token_id,
-		 const struct gitrepo_commit *commits, size_t count)
+		 const struct gitrepo_commit *commits, size_t count,
+		 struct field_errors *errors)
 {
 	struct store_job_new job = {0};
 	char *notify = request->notify != NULL
@@ -228,6 +293,12 @@ static int store(long long *out_id, PGconn *conn,
 
 	if (notify == NULL || db_begin(conn) < 0)
 		goto out;
+	rc = jobs_quota_check(conn, token_id, errors);
+	if (rc != 0) {
+		db_rollback(conn);
+		goto out;
+	}
+	rc = JOBS_DB_FAILED;
 	job.repo_id = target->repo.id;
 	job.testcase_id = target->testcase.id;
 	job.good_rev = request->good;
@@ -260,18 +331,29 @@ int jobs_create(long long *out_id, PGconn *conn,
 	struct job_target target = {0};
 	struct gitrepo_commit *commits = NULL;
 	size_t count = 0;
-	int rc;
+	int rc, quota;
 
 	jobs_request_check(request, errors);
 	rc = lookup(&target, conn, request, errors);
 	if (rc < 0 && fields_ok(errors))
 		goto out;
-	if (rc == 0 && target.repo_found)
+	if (rc == 0 && target.testcase_found)
+		jobs_runs_against_testcase(request, &target.testcase.fields,
+					   errors);
+	/* A token past its limits is refused before the fetch, which costs
+	 * the most; store() counts again under the lock. */
+	quota = rc == 0 ? jobs_quota_check(conn, token_id, errors) : 0;
+	if (quota == JOBS_DB_FAILED) {
+		rc = quota;
+		goto out;
+	}
+	if (rc == 0 && quota == 0 && target.repo_found)
 		candidates(&commits, &count, request, target.repo.url, errors);
 	rc = JOBS_REFUSED;
 	if (!fields_ok(errors) || commits == NULL)
 		goto out;
-	rc = store(out_id, conn, request, &target, token_id, commits, count);
+	rc = store(out_id, conn, request, &target, token_id, commits, count,
+		   errors);
 	if (rc == 0)
 		log_info("job %lld: %s %s %.12s..%.12s, %zu candidates",
 			 *out_id, request->repo, request->testcase,

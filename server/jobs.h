@@ -18,6 +18,7 @@
 
 #include "fields.h"
 #include "store/store_jobs.h"
+#include "store/store_repos.h"
 
 #define JOBS_REFUSED (-1)
 #define JOBS_DB_FAILED (-2)
@@ -26,6 +27,9 @@
 #define JOBS_RUNS_LEAST 2
 #define JOBS_RUNS_MIN_MOST 1000
 #define JOBS_RUNS_MAX_MOST 10000
+
+/* Retry-After of a submission refused for too many open jobs. */
+#define JOBS_OPEN_RETRY_AFTER_S 60
 
 /* The most addresses a job may notify. */
 #define JOBS_NOTIFY_MOST 50
@@ -76,6 +80,28 @@ void jobs_request_from_json(struct jobs_request *out, json_t *body,
  */
 void jobs_request_check(const struct jobs_request *request,
 			struct field_errors *errors);
+
+/*
+ * Checks a runs bound given alone against the testcase's other bound: a
+ * runs_min above its runs_max, or a runs_max below its runs_min, is
+ * refused (422 "runs_conflict" naming the field and the testcase's
+ * bound) instead of moving the other bound with it.  Both bounds given
+ * replace the testcase's (jobs_request_check orders them).
+ */
+void jobs_runs_against_testcase(const struct jobs_request *request,
+				const struct store_testcase_fields *testcase,
+				struct field_errors *errors);
+
+/*
+ * Counts the jobs of token `token_id` against its limits (its own, else
+ * server_config's): refused, 429 "too_many_jobs" with retry_after_s set,
+ * when it has as many jobs open as it may, or has submitted as many in
+ * the last hour.  Run inside the transaction that stores the job: it
+ * locks the token's row, so concurrent submissions cannot overshoot.
+ * The bootstrap admin (token 0) has no limits.
+ */
+int jobs_quota_check(PGconn *conn, long long token_id,
+		     struct field_errors *errors);
 
 /*
  * Creates the job `request` asks for on behalf of token `token_id` (0:

@@ -178,6 +178,11 @@ static void add_details(json_t *out, const struct store_job *row,
 			    json_integer((json_int_t)job->opts.runs_min));
 	json_object_set_new(out, "runs_max",
 			    json_integer((json_int_t)job->opts.runs_max));
+	json_object_set_new(out, "runs_from",
+			    json_pack("{s:s,s:s}", "runs_min",
+				      row->runs_min > 0 ? "job" : "testcase",
+				      "runs_max",
+				      row->runs_max > 0 ? "job" : "testcase"));
 	json_object_set_new(
 	    out, "progress",
 	    json_pack("{s:I,s:I,s:I,s:s}", "candidates_left",

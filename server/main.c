@@ -16,6 +16,7 @@
 
 #include "db.h"
 #include "gitrepo.h"
+#include "inbox.h"
 #include "log.h"
 #include "mailer.h"
 #include "report.h"
@@ -33,13 +34,17 @@ static void usage(FILE *out)
 	    "           [--lease-seconds N] [--smtp-retry-max SECONDS]\n"
 	    "           [--max-connections N] [--max-connections-per-ip N]\n"
 	    "           [--connection-timeout SECONDS]\n"
+	    "           [--inbox MAILDIR] [--inbox-timeout SECONDS]\n"
+	    "           [--max-jobs-per-hour N] [--max-open-jobs N]\n"
 	    "environment: STATBISECT_DB, STATBISECT_LISTEN,"
 	    " STATBISECT_SMTP_URL,\n"
 	    "  STATBISECT_MAIL_FROM, STATBISECT_ADMIN_TOKEN,"
 	    " STATBISECT_BASE_URL,\n"
 	    "  STATBISECT_SMTP_RETRY_MAX, STATBISECT_MAX_CONNECTIONS,\n"
 	    "  STATBISECT_MAX_CONNECTIONS_PER_IP,"
-	    " STATBISECT_CONNECTION_TIMEOUT\n");
+	    " STATBISECT_CONNECTION_TIMEOUT,\n"
+	    "  STATBISECT_INBOX, STATBISECT_INBOX_TIMEOUT,\n"
+	    "  STATBISECT_MAX_JOBS_PER_HOUR, STATBISECT_MAX_OPEN_JOBS\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -144,6 +149,10 @@ struct options {
 	char *sql_dir;
 	const char *limits_given[3]; /* connections, per address, timeout */
 	unsigned threads;
+	const char *inbox;	   /* the Maildir of patch series, or NULL */
+	const char *inbox_timeout; /* seconds, as given */
+	unsigned inbox_timeout_s;
+	const char *job_limits_given[2]; /* per hour, open at once */
 };
 
 static const struct option long_options[] = {
@@ -160,6 +169,10 @@ static const struct option long_options[] = {
     {"max-connections", required_argument, NULL, 'C'},
     {"max-connections-per-ip", required_argument, NULL, 'P'},
     {"connection-timeout", required_argument, NULL, 'T'},
+    {"inbox", required_argument, NULL, 'I'},
+    {"inbox-timeout", required_argument, NULL, 'W'},
+    {"max-jobs-per-hour", required_argument, NULL, 'J'},
+    {"max-open-jobs", required_argument, NULL, 'O'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -172,6 +185,8 @@ static void options_defaults(struct options *opts)
 	opts->listen = env_or("STATBISECT_LISTEN", "127.0.0.1:8080");
 	opts->base_url = env_or("STATBISECT_BASE_URL", NULL);
 	opts->threads = 4;
+	opts->inbox = env_or("STATBISECT_INBOX", NULL);
+	opts->inbox_timeout = env_or("STATBISECT_INBOX_TIMEOUT", NULL);
 	server_config.data_dir = "var/data";
 	server_config.mail_dir = "var/mail";
 	server_config.smtp_url = env_or("STATBISECT_SMTP_URL", NULL);
@@ -226,6 +241,18 @@ static bool option_take(struct options *opts, int opt, char *arg)
 	case 'T':
 		opts->limits_given[2] = arg;
 		break;
+	case 'I':
+		opts->inbox = arg;
+		break;
+	case 'W':
+		opts->inbox_timeout = arg;
+		break;
+	case 'J':
+		opts->job_limits_given[0] = arg;
+		break;
+	case 'O':
+		opts->job_limits_given[1] = arg;
+		break;
 	default:
 		return false;
 	}
@@ -259,6 +286,15 @@ static int options_parse(struct options *opts, int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* The job limits: the environment's, then the options'. */
+	if (server_job_limits_from_env() < 0 ||
+	    (opts->job_limits_given[0] != NULL &&
+	     server_job_limit_option("--max-jobs-per-hour",
+				     opts->job_limits_given[0]) < 0) ||
+	    (opts->job_limits_given[1] != NULL &&
+	     server_job_limit_option("--max-open-jobs",
+				     opts->job_limits_given[1]) < 0))
+		return 2;
 	return -1;
 }
 
@@ -287,6 +323,31 @@ static int options_check(const struct options *opts, char **host,
 	}
 	*colon = '\0';
 	*port = (unsigned)atoi(colon + 1);
+	return 0;
+}
+
+/* The inbox timeout given (default INBOX_TIMEOUT_DEFAULT_S) into *out;
+ * -1 (said on stderr) when it is not 1 to 604800 seconds. */
+static int inbox_timeout(unsigned *out, const char *text)
+{
+	char *end;
+	long value;
+
+	*out = INBOX_TIMEOUT_DEFAULT_S;
+	if (text == NULL)
+		return 0;
+	errno = 0;
+	value = strtol(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || value < 1 ||
+	    value > 604800) {
+		fprintf(stderr,
+			"statbisect-server: --inbox-timeout (or "
+			"STATBISECT_INBOX_TIMEOUT) takes 1 to 604800 seconds, "
+			"not '%s'\n",
+			text);
+		return -1;
+	}
+	*out = (unsigned)value;
 	return 0;
 }
 
@@ -371,6 +432,9 @@ static int services_start(struct services *out, const struct options *opts,
 		log_error("cannot start the mailer");
 		return -1;
 	}
+	if (opts->inbox != NULL &&
+	    inbox_start(opts->inbox, opts->inbox_timeout_s) < 0)
+		return -1;
 	return watcher_start();
 }
 
@@ -379,6 +443,7 @@ static void services_stop(struct services *services)
 	http_stop(services->http);
 	free(services->routes);
 	mailer_stop(services->mailer);
+	inbox_stop();
 	watcher_stop();
 	db_disconnect();
 }
@@ -416,6 +481,7 @@ int main(int argc, char **argv)
 	log_init("statbisect-server", LOG_INFO);
 	status = 2;
 	if (limits_configure(&limits, opts.limits_given) < 0 ||
+	    inbox_timeout(&opts.inbox_timeout_s, opts.inbox_timeout) < 0 ||
 	    options_check(&opts, &host, &port) < 0)
 		goto out_options;
 	status = 1;

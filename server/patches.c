@@ -407,11 +407,33 @@ static int store_form(struct store_patch *out, char **links,
 	return 0;
 }
 
+/* Counts the token's jobs against its limits (jobs_quota_check) inside
+ * the storing transaction; false after rolling back, with the error in
+ * `errors`. */
+static bool within_quota(struct field_errors *errors, PGconn *conn,
+			 long long token_id)
+{
+	int rc = jobs_quota_check(conn, token_id, errors);
+
+	if (rc == 0)
+		return true;
+	db_rollback(conn);
+	if (rc == JOBS_DB_FAILED)
+		fields_db_failed(errors);
+	return false;
+}
+
+/* What patches_submit runs inside the job's transaction. */
+struct patches_within {
+	int (*run)(PGconn *conn, long long job_id, void *arg);
+	void *arg;
+};
+
 /* Stores the job and its first tasks; false with the error in `errors`. */
 static bool store_job(struct field_errors *errors, PGconn *conn,
 		      const struct store_patch_job *job,
 		      const struct series *s, const struct patch_request *pr,
-		      long long *job_id)
+		      long long *job_id, const struct patches_within *within)
 {
 	struct store_patch *patches = calloc(s->count, sizeof(*patches));
 	char **links = calloc(s->count, sizeof(*links));
@@ -427,10 +449,14 @@ static bool store_job(struct field_errors *errors, PGconn *conn,
 		fields_db_failed(errors);
 		goto out;
 	}
+	if (!within_quota(errors, conn, job->token_id))
+		goto out;
 	if (store_patches_insert_job(conn, job, patches, s->count, job_id) < 0)
 		goto failed;
 	if (store_jobs_lock(conn, *job_id, NULL) != STORE_OK ||
 	    sched_advance(conn, *job_id, server_config.base_url) < 0 ||
+	    (within->run != NULL &&
+	     within->run(conn, *job_id, within->arg) < 0) ||
 	    db_commit(conn) < 0)
 		goto failed;
 	ok = true;
@@ -450,8 +476,11 @@ out:
 
 int patches_submit(long long *job_id, json_t **refusal,
 		   struct field_errors *errors, long long token_id,
-		   json_t *body)
+		   json_t *body,
+		   int (*within)(PGconn *conn, long long job_id, void *arg),
+		   void *within_arg)
 {
+	const struct patches_within hook = {within, within_arg};
 	struct patch_request pr = {0};
 	struct store_patch_job job = {0};
 	struct series s = {0};
@@ -493,7 +522,7 @@ int patches_submit(long long *job_id, json_t **refusal,
 	job.notify = pr.notify;
 	job.runs_min = pr.runs_min;
 	job.runs_max = pr.runs_max;
-	if (!store_job(errors, conn, &job, &s, &pr, job_id))
+	if (!store_job(errors, conn, &job, &s, &pr, job_id, &hook))
 		goto out;
 	log_info("job %lld: patch series of %zu on %.12s (%s %s)", *job_id,
 		 s.count, s.base_sha, pr.repo, pr.testcase);
@@ -513,8 +542,8 @@ void patches_create(struct http_response *res, struct http_request *req,
 	json_t *answer, *list = NULL, *refusal;
 
 	fields_init(&errors);
-	if (patches_submit(&job_id, &refusal, &errors, req->token_id, body) <
-	    0) {
+	if (patches_submit(&job_id, &refusal, &errors, req->token_id, body,
+			   NULL, NULL) < 0) {
 		if (refusal != NULL)
 			http_json(res, 422,
 				  json_pack("{s:o}", "error", refusal));

@@ -38,11 +38,16 @@ void patches_create(struct http_response *res, struct http_request *req,
  * (0: none), its id in *job_id.  Returns 0, or -1 with the error in
  * `errors` (the field at fault, the status and code the API answers);
  * when patches do not apply, *refusal is also the API's whole error
- * object with "failures" (a new reference; NULL otherwise).
+ * object with "failures" (a new reference; NULL otherwise).  `within`
+ * (NULL: nothing) runs inside the transaction that stores the job, as
+ * jobs_request.within does: the inbox marks the series' messages taken
+ * so, and a negative return stores no job.
  */
 int patches_submit(long long *job_id, json_t **refusal,
 		   struct field_errors *errors, long long token_id,
-		   json_t *body);
+		   json_t *body,
+		   int (*within)(PGconn *conn, long long job_id, void *arg),
+		   void *within_arg);
 
 /*
  * Adds "series" to a task a worker claims when its job is a patch job

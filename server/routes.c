@@ -3,12 +3,14 @@
 
 #include "commitlog.h"
 #include "compare.h"
+#include "inbox.h"
 #include "reportjob.h"
 #include "repos.h"
 #include "server.h"
 #include "testcases.h"
 #include "tokens.h"
 #include "watches.h"
+#include "web.h"
 
 /* The core contract routes; the route tables of other files follow. */
 static const struct http_route core_routes[] = {
@@ -32,15 +34,17 @@ static const struct http_route core_routes[] = {
 
 struct http_route *server_routes(void)
 {
-	const struct http_route *tables[] = {core_routes, api_more_routes,
-					     watches_routes,
-					     web_watches_routes, web_routes};
+	const struct http_route *tables[] = {
+	    core_routes,	api_more_routes, watches_routes,
+	    web_watches_routes, inbox_routes,	 web_routes};
 	struct http_route *all;
 	size_t n = 0, t, i;
 
 	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
 		for (i = 0; tables[t][i].method != NULL; i++)
 			n++;
+	/* The web UI's paths get its error page from the HTTP layer too. */
+	http_set_page_error(web_layer_error_page);
 	all = calloc(n + 1, sizeof(*all));
 	if (all == NULL)
 		return NULL;

@@ -30,6 +30,7 @@ void sched_job_clear(struct sched_job *job)
 	free(job->commits);
 	free(job->input);
 	free(job->values);
+	free(job->seq);
 	free(job->parents);
 	free(job->classes);
 	memset(job, 0, sizeof(*job));
@@ -113,23 +114,17 @@ out:
 	return error;
 }
 
-/*
- * Fills the engine input with the KPI of every run, grouped by commit and
- * by purpose (search runs and confirmation runs are kept apart).
- */
-static int load_runs(struct sched_job *job, PGconn *conn)
+int sched_fill_runs(struct sched_job *job, const struct store_run_kpi *runs,
+		    size_t n)
 {
-	struct store_run_kpi *runs;
-	size_t *fill = NULL;
-	size_t i, n, offset = 0;
+	size_t *fill;
+	size_t i, offset = 0;
 
-	if (store_runs_kpis(&runs, &n, conn, job->id) < 0)
-		return -1;
 	job->values = malloc((n != 0 ? n : 1) * sizeof(*job->values));
+	job->seq = calloc(n != 0 ? n : 1, sizeof(*job->seq));
 	/* fill[2 * idx + confirm]: runs of each commit and purpose */
 	fill = calloc(2 * job->count, sizeof(*fill));
-	if (job->values == NULL || fill == NULL) {
-		free(runs);
+	if (job->values == NULL || job->seq == NULL || fill == NULL) {
 		free(fill);
 		return -1;
 	}
@@ -147,6 +142,7 @@ static int load_runs(struct sched_job *job, PGconn *conn)
 		job->input[i].values = job->values + offset;
 		offset += fill[2 * i];
 		job->input[i].confirm_values = job->values + offset;
+		job->input[i].confirm_seq = job->seq + offset;
 		offset += fill[2 * i + 1];
 		fill[2 * i] = fill[2 * i + 1] = 0;
 	}
@@ -159,6 +155,8 @@ static int load_runs(struct sched_job *job, PGconn *conn)
 			continue;
 		dst = (double *)(confirm ? job->input[idx].confirm_values
 					 : job->input[idx].values);
+		/* job->seq runs beside job->values */
+		job->seq[dst - job->values + fill[2 * idx + confirm]] = i + 1;
 		dst[fill[2 * idx + confirm]++] = runs[i].kpi;
 	}
 	for (i = 0; i < job->count; i++) {
@@ -171,8 +169,20 @@ static int load_runs(struct sched_job *job, PGconn *conn)
 		    job->commits[i].failed_runs >= job->opts.runs_min;
 	}
 	free(fill);
-	free(runs);
 	return 0;
+}
+
+static int load_runs(struct sched_job *job, PGconn *conn)
+{
+	struct store_run_kpi *runs;
+	size_t n;
+	int rc;
+
+	if (store_runs_kpis(&runs, &n, conn, job->id) < 0)
+		return -1;
+	rc = sched_fill_runs(job, runs, n);
+	free(runs);
+	return rc;
 }
 
 int sched_load(struct sched_job *out, PGconn *conn, long long job_id)

@@ -32,6 +32,7 @@ struct sched_job {
 	struct sched_commit *commits;
 	struct bisect_commit *input; /* engine input, one per commit */
 	double *values;		     /* storage behind the runs' values */
+	size_t *seq;		     /* behind input[].confirm_seq */
 	size_t *parents;	     /* storage behind input[].parents */
 	enum bisect_class *classes;
 	struct bisect_result result;
@@ -47,6 +48,21 @@ struct sched_job {
  */
 int sched_load(struct sched_job *out, PGconn *conn, long long job_id);
 void sched_job_clear(struct sched_job *job);
+
+struct store_run_kpi; /* store/store_tasks.h */
+
+/*
+ * Fills job->input (job->count commits, loaded) with runs[0..n), every
+ * run of the job in upload order (store_runs_kpis): each commit's search
+ * and confirmation KPIs in that order, and each confirmation run's place
+ * in it, 1 for the first run of the job (bisect_commit.confirm_seq: a
+ * worker uploads a task's runs in the order it made them).  Runs without
+ * a KPI are counted in failed_runs and keep their place; runs naming a
+ * commit outside the range are ignored.  Allocates job->values and
+ * job->seq.  Returns 0, or -1 when out of memory.
+ */
+int sched_fill_runs(struct sched_job *job, const struct store_run_kpi *runs,
+		    size_t n);
 
 /*
  * Moves job `job_id` on after an upload or at creation: when no task of the

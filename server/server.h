@@ -17,9 +17,27 @@ struct server_config {
 	const char *mail_from_address; /* the plain address of mail_from */
 	unsigned lease_seconds;	       /* a claimed task's lease */
 	unsigned smtp_retry_max; /* longest wait between mail attempts, s */
+	/* Job submissions a token may make per hour, and jobs it may have
+	 * open at once, unless the token says otherwise; 0: no limit. */
+	long long max_jobs_per_hour, max_open_jobs;
 };
 
 extern struct server_config server_config;
+
+/* The defaults of server_config's job limits. */
+#define SERVER_MAX_JOBS_PER_HOUR_DEFAULT 1000
+#define SERVER_MAX_OPEN_JOBS_DEFAULT 100
+
+/*
+ * config.c: sets the job limits from STATBISECT_MAX_JOBS_PER_HOUR and
+ * STATBISECT_MAX_OPEN_JOBS, or their defaults.  -1 (said on stderr) when
+ * one is not a number from 0 to 1000000.
+ */
+int server_job_limits_from_env(void);
+
+/* The option `option` ("--max-jobs-per-hour" or "--max-open-jobs") with
+ * `text` into server_config; -1 (said on stderr) as above. */
+int server_job_limit_option(const char *option, const char *text);
 
 /* api.c: the health check; tokens.c, repos.c and testcases.c hold their
  * own REST handlers. */

@@ -45,6 +45,18 @@ void tokens_request_read(struct token_request *out,
 {
 	fields_json_string(errors, body, "name", true, &out->name);
 	fields_json_string(errors, body, "role", true, &out->role);
+	out->max_jobs_per_hour = -1;
+	out->max_open_jobs = -1;
+	fields_json_int(errors, body, "max_jobs_per_hour", 0,
+			TOKENS_JOB_LIMIT_MAX, &out->max_jobs_per_hour);
+	fields_json_int(errors, body, "max_open_jobs", 0, TOKENS_JOB_LIMIT_MAX,
+			&out->max_open_jobs);
+}
+
+/* A token's limit as JSON: null for the server's. */
+static json_t *limit_json(long long limit)
+{
+	return limit >= 0 ? json_integer((json_int_t)limit) : json_null();
 }
 
 static void tokens_validate(struct field_errors *errors,
@@ -79,8 +91,9 @@ int tokens_create(struct store_token *out, char *secret,
 			   "no randomness for a token");
 		return -1;
 	}
-	if (store_tokens_create(out, db_conn(), request->name, request->role,
-				secret) < 0) {
+	if (store_tokens_create_limited(
+		out, db_conn(), request->name, request->role, secret,
+		request->max_jobs_per_hour, request->max_open_jobs) < 0) {
 		fields_db_failed(errors);
 		return -1;
 	}
@@ -89,18 +102,22 @@ int tokens_create(struct store_token *out, char *secret,
 
 json_t *tokens_json(const struct store_token *token)
 {
-	return json_pack("{s:I,s:s,s:s,s:s,s:s?}", "id", (json_int_t)token->id,
-			 "name", token->name, "role", token->role,
-			 "created_at", token->created_at, "revoked_at",
-			 token->revoked_at);
+	return json_pack("{s:I,s:s,s:s,s:s,s:s?,s:o,s:o}", "id",
+			 (json_int_t)token->id, "name", token->name, "role",
+			 token->role, "created_at", token->created_at,
+			 "revoked_at", token->revoked_at, "max_jobs_per_hour",
+			 limit_json(token->max_jobs_per_hour), "max_open_jobs",
+			 limit_json(token->max_open_jobs));
 }
 
 json_t *tokens_created_json(const struct store_token *token,
 			    const char *secret)
 {
-	return json_pack("{s:I,s:s,s:s,s:s}", "id", (json_int_t)token->id,
-			 "name", token->name, "role", token->role, "token",
-			 secret);
+	return json_pack("{s:I,s:s,s:s,s:s,s:o,s:o}", "id",
+			 (json_int_t)token->id, "name", token->name, "role",
+			 token->role, "token", secret, "max_jobs_per_hour",
+			 limit_json(token->max_jobs_per_hour), "max_open_jobs",
+			 limit_json(token->max_open_jobs));
 }
 
 json_t *tokens_list_json(struct field_errors *errors)

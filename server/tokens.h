@@ -20,10 +20,15 @@
 #define TOKENS_WEB_SECRET_SIZE 65
 #define TOKENS_NAME_MAX 128
 
+/* The largest per-token job limit (max_jobs_per_hour, max_open_jobs). */
+#define TOKENS_JOB_LIMIT_MAX 1000000
+
 /* A token to make, as the client gave it (NULL: not given). */
 struct token_request {
 	const char *name;
 	const char *role;
+	/* Limits on job submissions (sql/045); -1: the server's, 0: none. */
+	long long max_jobs_per_hour, max_open_jobs;
 };
 
 /* Whom a secret names. */

@@ -258,6 +258,12 @@ void web_error_page(struct http_response *res, unsigned status,
 		   session, NULL);
 }
 
+void web_layer_error_page(struct http_response *res, unsigned status,
+			  const char *message)
+{
+	web_error_page(res, status, NULL, message);
+}
+
 void web_redirect(struct http_response *res, const char *location)
 {
 	free(res->location);

@@ -98,6 +98,11 @@ int web_render_fragment(char **out, const char *name, json_t *context);
 void web_error_page(struct http_response *res, unsigned status,
 		    const struct web_session *session, const char *message);
 
+/* The error page of an error the HTTP layer found, for a browser that
+ * has no session at hand there (http_set_page_error). */
+void web_layer_error_page(struct http_response *res, unsigned status,
+			  const char *message);
+
 /* The error page for a failed database call: 503 when trying again may
  * help, else 500 (as http_db_failed decides). */
 void web_db_failed(struct http_response *res,

@@ -38,6 +38,8 @@ static const struct web_admin_field testcase_fields[] = {
 static const struct web_admin_field token_fields[] = {
     {"name", "Name"},
     {"role", "Role"},
+    {"max_open_jobs", "Open jobs at most"},
+    {"max_jobs_per_hour", "Jobs per hour at most"},
     {NULL, NULL},
 };
 
@@ -368,6 +370,36 @@ void web_admin_tokens(struct http_response *res, struct http_request *req)
 	json_decref(values);
 }
 
+/* The job limits typed into the token form: empty for the server's, else
+ * a number checked as the API checks it (the same words). */
+static void token_limits(struct token_request *request,
+			 struct field_errors *errors, json_t *values)
+{
+	static const char *const keys[] = {"max_open_jobs",
+					   "max_jobs_per_hour", NULL};
+	long long *outs[] = {&request->max_open_jobs,
+			     &request->max_jobs_per_hour};
+	json_t *body = json_object();
+	const char *text;
+	char *end;
+	long long v;
+	size_t i;
+
+	for (i = 0; keys[i] != NULL; i++) {
+		*outs[i] = -1; /* the server's */
+		text = json_string_value(json_object_get(values, keys[i]));
+		if (text == NULL || text[0] == '\0')
+			continue;
+		v = strtoll(text, &end, 10);
+		json_object_set_new(body, keys[i],
+				    *end == '\0' ? json_integer(v)
+						 : json_string(text));
+		fields_json_int(errors, body, keys[i], 0, TOKENS_JOB_LIMIT_MAX,
+				outs[i]);
+	}
+	json_decref(body);
+}
+
 void web_admin_tokens_create(struct http_response *res,
 			     struct http_request *req)
 {
@@ -384,6 +416,7 @@ void web_admin_tokens_create(struct http_response *res,
 	request.name = json_string_value(json_object_get(values, "name"));
 	request.role = json_string_value(json_object_get(values, "role"));
 	fields_init(&errors);
+	token_limits(&request, &errors, values);
 	if (tokens_create(&token, secret, &errors, &request) == 0) {
 		/* The token is shown once, on this page, and never again. */
 		extra = json_pack("{s:o}", "new_token",

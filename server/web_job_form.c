@@ -176,6 +176,9 @@ static void form_words(struct strbuf *b, const struct field_error *e,
 	} else if (strcmp(e->field, "notify") == 0) {
 		strbuf_printf(b, "Give at most %d addresses.",
 			      JOBS_NOTIFY_MOST);
+	} else if (strcmp(e->code, "runs_conflict") == 0) {
+		/* It names the testcase's bound, which the form does not. */
+		strbuf_append(b, e->message);
 	} else if (strncmp(e->field, "runs_", 5) == 0 && e->value[0] != '\0') {
 		strbuf_printf(b,
 			      "'%s' is not a whole number from %d to %lld: "
@@ -265,6 +268,13 @@ static void form_refused(struct http_response *res,
 			? errors->items[0].status
 			: 400,
 		    session, values, fields, general_text);
+	if (errors->retry_after_s > 0) {
+		char seconds[24];
+
+		snprintf(seconds, sizeof(seconds), "%lld",
+			 errors->retry_after_s);
+		http_add_header(res, "Retry-After", seconds);
+	}
 	free(general_text);
 	json_decref(fields);
 	json_decref(values);

@@ -92,8 +92,8 @@ void web_patch_submit(struct http_response *res, struct http_request *req)
 					    json_string(v));
 	}
 	fields_init(&errors);
-	if (patches_submit(&job_id, &refusal, &errors, req->token_id, body) ==
-	    0) {
+	if (patches_submit(&job_id, &refusal, &errors, req->token_id, body,
+			   NULL, NULL) == 0) {
 		snprintf(location, sizeof(location), "/jobs/%lld", job_id);
 		web_redirect(res, location);
 	} else {

@@ -24,6 +24,10 @@
 #include "server.h"
 #include "store/store_tasks.h"
 
+/* The longest wall time a run may report: 30 days, well past the longest
+ * testcase time limit (7 days) and its grace. */
+#define WORKERS_WALL_S_MAX 2592000
+
 static bool short_text(json_t *v, size_t max_len)
 {
 	const char *s;
@@ -380,18 +384,22 @@ static int check_run(struct store_run *out, struct http_response *res,
 	long long entry_index;
 
 	/* exit_code is an integer column: out of its range is the
-	 * worker's error (400), not the database's (500). */
+	 * worker's error (400), not the database's (500); a wall time is a
+	 * duration no run outlasts. */
 	if (!json_is_object(run) || !json_is_object(metrics) ||
 	    !json_is_integer(exit_code) ||
 	    json_integer_value(exit_code) < INT_MIN ||
 	    json_integer_value(exit_code) > INT_MAX ||
-	    (wall != NULL && !json_is_number(wall)) ||
+	    (wall != NULL &&
+	     (!json_is_number(wall) || !(json_number_value(wall) >= 0) ||
+	      json_number_value(wall) > WORKERS_WALL_S_MAX)) ||
 	    !json_is_integer(index)) {
 		http_error(res, 400, "invalid_run",
 			   "run %zu needs 'metrics' (object), "
 			   "'exit_code' (a 32-bit integer), 'commit_index' "
-			   "(integer) and optionally 'wall_s' (number)",
-			   i);
+			   "(integer) and optionally 'wall_s' (seconds from 0 "
+			   "to %d)",
+			   i, WORKERS_WALL_S_MAX);
 		return -1;
 	}
 	if (entry == NULL) {

@@ -81,11 +81,15 @@ static void trial_free(struct sim_trial *t)
 	size_t i;
 
 	if (t->search != NULL)
-		for (i = 0; i < t->dag.count; i++)
+		for (i = 0; i < t->dag.count; i++) {
 			free(t->search[i].values);
+			free(t->search[i].order);
+		}
 	if (t->confirm != NULL)
-		for (i = 0; i < t->dag.count; i++)
+		for (i = 0; i < t->dag.count; i++) {
 			free(t->confirm[i].values);
+			free(t->confirm[i].order);
+		}
 	free(t->search);
 	free(t->confirm);
 	free(t->level);

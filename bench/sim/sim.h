@@ -68,6 +68,7 @@ struct sim_config {
 
 struct sim_series {
 	double *values;
+	size_t *order; /* each run's place in the trial's run order */
 	size_t count, capacity;
 };
 
@@ -118,7 +119,8 @@ struct sim_outcome {
 
 /*
  * One run of `commit` into trial->search (or trial->confirm when
- * `confirm`); returns its value.  Exits the program when out of memory.
+ * `confirm`), with its place in the trial's run order (1, 2, ...);
+ * returns its value.  Exits the program when out of memory.
  */
 double sim_run(struct sim_trial *trial, size_t commit, bool confirm);
 

@@ -22,13 +22,20 @@ double sim_run(struct sim_trial *trial, size_t commit, bool confirm)
 	if (s->count == s->capacity) {
 		size_t capacity = s->capacity ? 2 * s->capacity : 16;
 		double *values = realloc(s->values, capacity * sizeof(double));
+		size_t *order;
 
 		if (values == NULL)
 			out_of_memory();
 		s->values = values;
+		order = realloc(s->order, capacity * sizeof(size_t));
+		if (order == NULL)
+			out_of_memory();
+		s->order = order;
 		s->capacity = capacity;
 	}
 	v = noise_sample(&trial->noise, trial->level[commit]);
+	/* the noise counts every run of the trial, this one included */
+	s->order[s->count] = (size_t)trial->noise.runs;
 	s->values[s->count++] = v;
 	return v;
 }

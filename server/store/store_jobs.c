@@ -117,65 +117,75 @@ int store_jobs_lock(PGconn *conn, long long job_id, char state[16])
 	return found ? STORE_OK : STORE_NOT_FOUND;
 }
 
+int store_jobs_token_usage(struct store_token_usage *out, PGconn *conn,
+			   long long token_id)
+{
+	char id[STORE_INT_TEXT];
+	const char *params[1] = {store_int_text(id, token_id)};
+	PGresult *r;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	r = db_exec(conn,
+		    "SELECT coalesce(max_jobs_per_hour, -1),"
+		    " coalesce(max_open_jobs, -1) FROM tokens"
+		    " WHERE id = $1 FOR UPDATE",
+		    1, params);
+	error = store_one_row(r);
+	if (error != STORE_OK)
+		return error;
+	out->max_jobs_per_hour = db_int(r, 0, 0);
+	out->max_open_jobs = db_int(r, 0, 1);
+	PQclear(r);
+	/* Read committed: this statement's snapshot is taken after the lock
+	 * was granted, so it counts the job of the submission that held it. */
+	r = db_exec(conn,
+		    "SELECT count(*) FILTER (WHERE state IN"
+		    " ('queued', 'running')),"
+		    " count(*) FILTER (WHERE created_at >"
+		    " now() - interval '1 hour'),"
+		    " coalesce(ceil(extract(epoch FROM min(created_at)"
+		    " FILTER (WHERE created_at > now() - interval '1 hour')"
+		    " + interval '1 hour' - now())), 0)::bigint"
+		    " FROM jobs WHERE created_by = $1",
+		    1, params);
+	error = store_one_row(r);
+	if (error != STORE_OK)
+		return error;
+	out->open_jobs = db_int(r, 0, 0);
+	out->jobs_last_hour = db_int(r, 0, 1);
+	out->hour_frees_in_s = db_int(r, 0, 2);
+	PQclear(r);
+	return STORE_OK;
+}
+
 void store_job_clear(struct store_job *job)
 {
 	PQclear(job->result);
 	memset(job, 0, sizeof(*job));
 }
 
+/* A job's row: the columns store_jobs_get reads, in order. */
+/* clang-format off */
+static const char job_get_sql[] =
+    "SELECT j.id, j.state, j.verdict, j.culprit_sha, j.parent_sha,"
+    " j.change_pct, j.p_value, j.good_sha, j.bad_sha, j.good_rev,"
+    " j.bad_rev, rp.name, t.name, j.message, "
+    STORE_TIMESTAMP("j.created_at") ", "
+    STORE_TIMESTAMP("j.finished_at") ","
+    " j.notify, t.kpi, t.higher_is_better, j.culprits, j.confidence,"
+    " j.change_ci95_lo, j.change_ci95_hi, coalesce(j.runs_min, 0),"
+    " coalesce(j.runs_max, 0)"
+    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
+    " JOIN testcases t ON t.id = j.testcase_id WHERE j.id = $1";
+/* clang-format on */
+
 int store_jobs_get(struct store_job *out, PGconn *conn, long long job_id)
 {
 	PGresult *r;
 
 	memset(out, 0, sizeof(*out));
-	r = job_query(
-	    conn,
-	    "SELECT j.id, j.state, j.verdict, j.culprit_sha,"
-	    " j.parent_sha, j.change_pct, j.p_value, j.good_sha,"
-	    " j.bad_sha, j.good_rev, j.bad_rev, rp.name, t.name,"
-	    " j.message, " STORE_TIMESTAMP(
-		"j.created_at") ", " STORE_TIMESTAMP("j.finished_at") ","
-								      " j."
-								      "notify,"
-								      " t.kpi,"
-								      " t."
-								      "higher_"
-								      "is_"
-								      "better,"
-								      " j."
-								      "culprit"
-								      "s,"
-								      " j."
-								      "confide"
-								      "nce, "
-								      "j."
-								      "change_"
-								      "ci95_"
-								      "lo, "
-								      "j."
-								      "change_"
-								      "ci95_hi"
-								      " FROM "
-								      "jobs j "
-								      "JOIN "
-								      "repos "
-								      "rp ON "
-								      "rp.id "
-								      "= "
-								      "j.repo_"
-								      "id"
-								      " JOIN "
-								      "testcas"
-								      "es t "
-								      "ON "
-								      "t.id = "
-								      "j."
-								      "testcas"
-								      "e_id "
-								      "WHERE "
-								      "j.id = "
-								      "$1",
-	    job_id);
+	r = job_query(conn, job_get_sql, job_id);
 	if (r == NULL)
 		return STORE_FAILED;
 	if (PQntuples(r) != 1) {
@@ -206,6 +216,8 @@ int store_jobs_get(struct store_job *out, PGconn *conn, long long job_id)
 	out->confidence = number_or_nan(r, 0, 20);
 	out->change_ci95_lo = number_or_nan(r, 0, 21);
 	out->change_ci95_hi = number_or_nan(r, 0, 22);
+	out->runs_min = db_int(r, 0, 23);
+	out->runs_max = db_int(r, 0, 24);
 	return 0;
 }
 

@@ -41,6 +41,25 @@ int store_jobs_create(long long *out_id, PGconn *conn,
 		      const struct store_job_new *job,
 		      const struct gitrepo_commit *commits, size_t count);
 
+/* What token `token_id` has submitted, and its own limits. */
+struct store_token_usage {
+	long long max_jobs_per_hour, max_open_jobs; /* -1: the server's */
+	long long open_jobs;	  /* its jobs queued or running */
+	long long jobs_last_hour; /* its jobs created in the last hour */
+	/* Seconds until the oldest of those is an hour old (0: none). */
+	long long hour_frees_in_s;
+};
+
+/*
+ * Locks token `token_id`'s row (SELECT ... FOR UPDATE, inside the
+ * caller's transaction, so that concurrent submissions of one token count
+ * one after the other) and then, in a statement of its own that sees what
+ * the submission before committed, counts its jobs into *out.
+ * STORE_NOT_FOUND when there is no such token.
+ */
+int store_jobs_token_usage(struct store_token_usage *out, PGconn *conn,
+			   long long token_id);
+
 /*
  * Locks job `job_id` (SELECT ... FOR UPDATE, inside the caller's
  * transaction) and puts its state into `state` (may be NULL).  STORE_NOT_FOUND
@@ -59,6 +78,7 @@ struct store_job {
 	bool higher_is_better;
 	double change_pct, p_value, confidence;
 	double change_ci95_lo, change_ci95_hi;
+	long long runs_min, runs_max; /* the job's own; 0: the testcase's */
 	PGresult *result;
 };
 

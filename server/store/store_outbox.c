@@ -29,6 +29,8 @@ int store_outbox_insert(PGconn *conn, long long job_id,
 	if (list_text == NULL)
 		return -1;
 	snprintf(id, sizeof(id), "%lld", job_id);
+	if (job_id <= 0)
+		params[0] = NULL;
 	params[1] = list_text;
 	r = db_exec(conn,
 		    "INSERT INTO outbox (job_id, recipients, subject, message)"

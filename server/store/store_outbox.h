@@ -15,7 +15,8 @@
 
 /*
  * Queues the report `message` (a whole RFC 5322 message) with `subject`
- * for job `job_id`, to the `count` addresses of `recipients`.
+ * for job `job_id` (0: a mail of no job, such as the inbox's note on a
+ * series it could not apply), to the `count` addresses of `recipients`.
  */
 int store_outbox_insert(PGconn *conn, long long job_id,
 			const char *const *recipients, size_t count,

@@ -105,7 +105,8 @@ int store_outcomes_get(struct store_outcome_list *out, PGconn *conn,
 	rc =
 	    outcome_rows(out, db_exec(conn,
 				      "SELECT idx, outcome, outcome_exit_code,"
-				      " outcome_signal, NULL FROM job_commits"
+				      " outcome_signal, metrics_seen"
+				      " FROM job_commits"
 				      " WHERE job_id = $1 AND idx = $2",
 				      2, params));
 	if (rc == STORE_OK && out->count != 1) {

@@ -73,7 +73,8 @@ int store_patches_reply_json(json_t **out, PGconn *conn, long long job_id,
 			     size_t idx);
 
 /* The patches of a job for the API: [{"index", "commit", "subject",
- * "message_id", "author"}], an empty array for other jobs. */
+ * "message_id" (or null), "author_name", "author_email"}], an empty array
+ * for other jobs. */
 int store_patches_list_json(json_t **out, PGconn *conn, long long job_id);
 
 /* The names of the registered testcases (or repositories), sorted, as a

@@ -12,7 +12,12 @@
 /* The columns of a token, in the order token_fill reads them. */
 #define TOKEN_COLUMNS                                                         \
 	"id, name, role, " STORE_TIMESTAMP(                                   \
-	    "created_at") ", " STORE_TIMESTAMP("revoked_at")
+	    "created_at") ", " STORE_TIMESTAMP("revoked_at") ", "             \
+							     "coalesce(max_"  \
+							     "jobs_per_hour," \
+							     " -1), "         \
+							     "coalesce(max_"  \
+							     "open_jobs, -1)"
 
 static void token_fill(struct store_token *out, const PGresult *r, int row)
 {
@@ -21,6 +26,8 @@ static void token_fill(struct store_token *out, const PGresult *r, int row)
 	out->role = db_text(r, row, 2);
 	out->created_at = db_text(r, row, 3);
 	out->revoked_at = db_text(r, row, 4);
+	out->max_jobs_per_hour = db_int(r, row, 5);
+	out->max_open_jobs = db_int(r, row, 6);
 }
 
 /* Takes the one-row result `r` (or none) into *out. */
@@ -55,16 +62,33 @@ void store_token_list_clear(struct store_token_list *list)
 int store_tokens_create(struct store_token *out, PGconn *conn,
 			const char *name, const char *role, const char *secret)
 {
-	const char *params[3] = {name, role, secret};
+	return store_tokens_create_limited(out, conn, name, role, secret, -1,
+					   -1);
+}
+
+int store_tokens_create_limited(struct store_token *out, PGconn *conn,
+				const char *name, const char *role,
+				const char *secret,
+				long long max_jobs_per_hour,
+				long long max_open_jobs)
+{
+	char per_hour[STORE_INT_TEXT], open[STORE_INT_TEXT];
+	const char *params[5] = {
+	    name, role, secret,
+	    max_jobs_per_hour >= 0
+		? store_int_text(per_hour, max_jobs_per_hour)
+		: NULL,
+	    max_open_jobs >= 0 ? store_int_text(open, max_open_jobs) : NULL};
 
 	memset(out, 0, sizeof(*out));
 	return token_take(out,
 			  db_exec(conn,
-				  "INSERT INTO tokens (name, role, token_hash)"
+				  "INSERT INTO tokens (name, role, token_hash,"
+				  " max_jobs_per_hour, max_open_jobs)"
 				  " VALUES ($1, $2, " TOKEN_HASH(
-				      "$3") ")"
+				      "$3") ", $4, $5)"
 					    " RETURNING " TOKEN_COLUMNS,
-				  3, params));
+				  5, params));
 }
 
 int store_tokens_list(struct store_token_list *out, PGconn *conn)

@@ -23,6 +23,8 @@ struct store_token {
 	const char *role;	/* admin, submit, read or worker */
 	const char *created_at; /* STORE_TIMESTAMP text */
 	const char *revoked_at; /* NULL while the token is live */
+	/* Its limits on job submissions (sql/045); -1: the server's. */
+	long long max_jobs_per_hour, max_open_jobs;
 	PGresult *held;
 };
 
@@ -43,6 +45,14 @@ void store_token_list_clear(struct store_token_list *list);
 int store_tokens_create(struct store_token *out, PGconn *conn,
 			const char *name, const char *role,
 			const char *secret);
+
+/* As store_tokens_create, with the token's limits on job submissions
+ * (-1: the server's, stored as NULL; 0: none). */
+int store_tokens_create_limited(struct store_token *out, PGconn *conn,
+				const char *name, const char *role,
+				const char *secret,
+				long long max_jobs_per_hour,
+				long long max_open_jobs);
 
 /* Every token, revoked ones too, by id.  0 or STORE_FAILED. */
 int store_tokens_list(struct store_token_list *out, PGconn *conn);

@@ -14,7 +14,8 @@
 	" JOIN watch_jobs wb ON wb.watch_id = wa.watch_id"                    \
 	" AND wb.branch = wa.branch AND wb.job_id <> wa.job_id"               \
 	" JOIN jobs jb ON jb.id = wb.job_id AND jb.good_sha = ja.good_sha"    \
-	" AND jb.bad_sha = ja.bad_sha WHERE wa.job_id = " self
+	" AND jb.bad_sha = ja.bad_sha"                                        \
+	" AND jb.testcase_id <> ja.testcase_id WHERE wa.job_id = " self
 
 int store_watches_has_siblings(PGconn *conn, long long job_id, bool *out)
 {

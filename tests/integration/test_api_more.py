@@ -341,7 +341,8 @@ def tokens_are_listed_without_secrets_and_revoked(env):
     tokens = svc.api.ok("GET", "/api/v1/tokens")["tokens"]
     eq([t["id"] for t in tokens], sorted(t["id"] for t in tokens), "tokens by id")
     for t in tokens:
-        eq(sorted(t), ["created_at", "id", "name", "revoked_at", "role"], "token fields")
+        eq(sorted(t), ["created_at", "id", "max_jobs_per_hour", "max_open_jobs", "name",
+                       "revoked_at", "role"], "token fields")
     mine = [t for t in tokens if t["id"] == tid][0]
     eq((mine["name"], mine["role"], mine["revoked_at"]), (P + "revoke", "read", None),
        "the new token")

@@ -3,13 +3,19 @@ address must not take the server from everybody else.  Connections past
 the per-address limit are answered 503 with Retry-After (up to a margin,
 then dropped at once), idle connections are closed after the connection
 timeout, and /healthz from another loopback address (127.0.0.2) answers
-promptly throughout.  Each test runs a server of its own."""
+promptly throughout.  Job submissions are limited per token: jobs open
+at once and jobs submitted per hour, past which the submission is
+answered 429 with Retry-After.  Each test runs a server of its own."""
+import json
 import os
 import resource
 import socket
+import threading
 import time
+import urllib.error
+import urllib.request
 
-from harness import Service, check, eq, test
+from harness import Service, bench_repo, check, eq, test
 
 FLOOD = 1000
 
@@ -124,4 +130,145 @@ def connections_past_the_total_limit_get_503_and_idle_ones_time_out(env):
     finally:
         for s in held:
             s.close()
+        svc.stop()
+
+
+def submit_raw(svc, token, body):
+    """POST /api/v1/jobs: the status, the JSON answer and the headers."""
+    req = urllib.request.Request(svc.url + "/api/v1/jobs",
+                                 data=json.dumps(body).encode(), method="POST")
+    req.add_header("Authorization", "Bearer " + token)
+    req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, json.loads(r.read()), r.headers
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read()), e.headers
+
+
+def submit_at_once(svc, token, body, n):
+    """n submissions started together; their (status, reply, headers)."""
+    results = []
+    barrier = threading.Barrier(n)
+
+    def one():
+        barrier.wait()
+        results.append(submit_raw(svc, token, body))
+
+    threads = [threading.Thread(target=one) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    return results
+
+
+def jobs_total(svc):
+    return svc.api.ok("GET", "/api/v1/jobs")["total"]
+
+
+@test
+def a_token_past_its_job_limits_is_answered_429_with_retry_after(env):
+    svc = service(env, "quota", "--max-jobs-per-hour", "6")
+    try:
+        repo, shas = bench_repo(os.path.join(env.root, "quota-repo"), 2,
+                                owner=__name__)
+        svc.register("quota", repo, "quota")
+        body = {"repo": "quota", "testcase": "quota", "good": shas[0],
+                "bad": shas[-1]}
+        for bad in (-1, "2", 1000001, 2.5):
+            status, reply = svc.api.call("POST", "/api/v1/tokens", {
+                "name": "bad-limit", "role": "submit", "max_open_jobs": bad})
+            eq((status, reply["error"]["code"]), (400, "invalid_field"),
+               "max_open_jobs %r" % (bad,))
+        made = svc.api.ok("POST", "/api/v1/tokens", {
+            "name": "two-open", "role": "submit", "max_open_jobs": 2})
+        eq((made["max_open_jobs"], made["max_jobs_per_hour"]), (2, None),
+           "the limits of the new token")
+        listed = [t for t in svc.api.ok("GET", "/api/v1/tokens")["tokens"]
+                  if t["id"] == made["id"]][0]
+        eq((listed["max_open_jobs"], listed["max_jobs_per_hour"]), (2, None),
+           "the limits as listed")
+        # Four submissions at once: two are stored, two refused, however
+        # they interleave.
+        results = submit_at_once(svc, made["token"], body, 4)
+        statuses = sorted(r[0] for r in results)
+        eq(statuses, [201, 201, 429, 429], "four concurrent submissions")
+        refused = [r for r in results if r[0] == 429]
+        for _, reply, headers in refused:
+            eq(reply["error"]["code"], "too_many_jobs", "the 429's code")
+            check(headers.get("Retry-After", "").isdigit(),
+                  "a Retry-After: %r" % dict(headers))
+        eq(jobs_total(svc), 2, "two jobs stored")
+        # Once a job has ended, the token may submit again.
+        ids = [r[1]["id"] for r in results if r[0] == 201]
+        svc.api.ok("DELETE", "/api/v1/jobs/%d" % ids[0], token=made["token"])
+        eq(submit_raw(svc, made["token"], body)[0], 201, "after a job ended")
+        eq(submit_raw(svc, made["token"], body)[0], 429, "two open again")
+        # The web form says so too, on the form.
+        from test_web import Browser
+        b = Browser(svc.url).sign_in(made["token"])
+        status, hdrs, page = b.post("/jobs/new", dict(body, csrf=b.csrf))
+        eq(status, 429, "the form past the limit")
+        check("jobs queued or running, its limit" in page and
+              hdrs.get("Retry-After") == "60", "the form says why and when")
+        # The server's hourly limit (6): the token has submitted 3; the
+        # cancelled jobs count for the hour all the same.
+        for job in svc.api.ok("GET", "/api/v1/jobs")["jobs"]:
+            if job["state"] in ("queued", "running"):
+                svc.api.ok("DELETE", "/api/v1/jobs/%d" % job["id"])
+        for _ in range(3):
+            eq(submit_raw(svc, made["token"], body)[0], 201, "within the hour")
+            svc.api.ok("DELETE", "/api/v1/jobs/%d" % svc.api.ok(
+                "GET", "/api/v1/jobs?limit=1")["jobs"][0]["id"])
+        status, reply, headers = submit_raw(svc, made["token"], body)
+        eq((status, reply["error"]["code"]), (429, "too_many_jobs"),
+           "the seventh submission in the hour")
+        check("hour" in reply["error"]["message"], reply["error"]["message"])
+        wait = int(headers.get("Retry-After", "0"))
+        check(3500 <= wait <= 3600, "Retry-After when the oldest leaves the "
+              "hour: %d" % wait)
+        eq(jobs_total(svc), 6, "six jobs stored in all")
+        # The admin's token form sets the limits too.
+        from test_web import Browser
+        admin = Browser(svc.url).sign_in(svc.api.token)
+        status, _, page = admin.post("/admin/tokens", {
+            "csrf": admin.csrf, "name": "web-limited", "role": "submit",
+            "max_open_jobs": "many", "max_jobs_per_hour": ""})
+        check(status == 400 and "Open jobs at most" in page and
+              "from 0 to 1000000" in page, "a limit that is no number: %d" % status)
+        status, _, page = admin.post("/admin/tokens", {
+            "csrf": admin.csrf, "name": "web-limited", "role": "submit",
+            "max_open_jobs": "1", "max_jobs_per_hour": ""})
+        eq(status, 201, "a token made on the form with a limit")
+        listed = [t for t in svc.api.ok("GET", "/api/v1/tokens")["tokens"]
+                  if t["name"] == "web-limited"]
+        eq([(t["max_open_jobs"], t["max_jobs_per_hour"]) for t in listed],
+           [(1, None)], "the form's limits, stored")
+        # A token of its own limits (0: none) passes the server's.
+        free = svc.api.ok("POST", "/api/v1/tokens", {
+            "name": "no-limit", "role": "submit", "max_jobs_per_hour": 0,
+            "max_open_jobs": 0})
+        for _ in range(7):
+            eq(submit_raw(svc, free["token"], body)[0], 201, "no limits")
+    finally:
+        svc.stop()
+
+
+@test
+def the_servers_open_jobs_limit_comes_from_its_option(env):
+    svc = service(env, "quota-open", "--max-open-jobs", "1")
+    try:
+        repo, shas = bench_repo(os.path.join(env.root, "quota-open-repo"), 2,
+                                owner=__name__)
+        svc.register("quota-open", repo, "quota-open")
+        body = {"repo": "quota-open", "testcase": "quota-open",
+                "good": shas[0], "bad": shas[-1]}
+        eq(submit_raw(svc, svc.submit_token, body)[0], 201, "the first job")
+        status, reply, headers = submit_raw(svc, svc.submit_token, body)
+        eq((status, reply["error"]["code"]), (429, "too_many_jobs"),
+           "a second open job: %r" % reply)
+        eq(headers.get("Retry-After"), "60", "Retry-After of the open limit")
+        eq(jobs_total(svc), 1, "one job stored")
+    finally:
         svc.stop()

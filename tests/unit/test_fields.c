@@ -57,6 +57,36 @@ static void test_fields__the_api_answers_the_first(void **state)
 	http_response_clear(&res);
 }
 
+/* The field at fault goes into the answer, and a limit that lapses into
+ * Retry-After; an error of the request as a whole names no field. */
+static void
+test_fields__the_answer_names_the_field_and_when_to_retry(void **state)
+{
+	struct http_response res;
+	struct field_errors errors;
+
+	(void)state;
+	memset(&res, 0, sizeof(res));
+	fields_init(&errors);
+	fields_add(&errors, "runs_min", 422, "runs_conflict", "too many");
+	assert_true(fields_answer(&res, &errors));
+	assert_string_equal(res.body, "{\"error\":{\"code\":\"runs_conflict\","
+				      "\"message\":\"too many\",\"field\":"
+				      "\"runs_min\"}}");
+	assert_int_equal(res.extra_header_count, 0);
+	http_response_clear(&res);
+	fields_init(&errors);
+	fields_add(&errors, "", 429, "too_many_jobs", "later");
+	errors.retry_after_s = 60;
+	assert_true(fields_answer(&res, &errors));
+	assert_int_equal(res.status, 429);
+	assert_null(strstr(res.body, "field"));
+	assert_int_equal(res.extra_header_count, 1);
+	assert_string_equal(res.extra_headers[0][0], "Retry-After");
+	assert_string_equal(res.extra_headers[0][1], "60");
+	http_response_clear(&res);
+}
+
 static void test_fields__long_text_is_cut_on_a_character(void **state)
 {
 	struct field_errors errors;
@@ -120,6 +150,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_fields__every_error_is_kept_in_order),
 	    cmocka_unit_test(test_fields__the_api_answers_the_first),
+	    cmocka_unit_test(
+		test_fields__the_answer_names_the_field_and_when_to_retry),
 	    cmocka_unit_test(test_fields__long_text_is_cut_on_a_character),
 	    cmocka_unit_test(test_fields__past_the_limit_errors_are_counted),
 	    cmocka_unit_test(

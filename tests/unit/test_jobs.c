@@ -98,6 +98,42 @@ static void test_jobs__runs_max_below_runs_min_is_refused(void **state)
 	assert_true(fields_ok(&errors));
 }
 
+/* A runs bound alone must not contradict the testcase's other bound;
+ * both bounds given replace the testcase's. */
+static void test_jobs__a_bound_alone_must_fit_the_testcase(void **state)
+{
+	struct store_testcase_fields testcase = {
+	    .name = "tc", .runs_min = 5, .runs_max = 40};
+	struct jobs_request request = {.runs_min = 41};
+	struct field_errors errors;
+
+	(void)state;
+	fields_init(&errors);
+	jobs_runs_against_testcase(&request, &testcase, &errors);
+	assert_int_equal(errors.count, 1);
+	assert_string_equal(errors.items[0].field, "runs_min");
+	assert_string_equal(errors.items[0].code, "runs_conflict");
+	assert_int_equal(errors.items[0].status, 422);
+	assert_non_null(strstr(errors.items[0].message, "runs_max 40"));
+	request = (struct jobs_request){.runs_max = 4};
+	fields_init(&errors);
+	jobs_runs_against_testcase(&request, &testcase, &errors);
+	assert_int_equal(errors.count, 1);
+	assert_string_equal(errors.items[0].field, "runs_max");
+	assert_non_null(strstr(errors.items[0].message, "runs_min 5"));
+	/* At the testcase's bound, or with both bounds: taken. */
+	request = (struct jobs_request){.runs_min = 40};
+	fields_init(&errors);
+	jobs_runs_against_testcase(&request, &testcase, &errors);
+	request = (struct jobs_request){.runs_max = 5};
+	jobs_runs_against_testcase(&request, &testcase, &errors);
+	request = (struct jobs_request){.runs_min = 60, .runs_max = 80};
+	jobs_runs_against_testcase(&request, &testcase, &errors);
+	request = (struct jobs_request){.runs_min = 2, .runs_max = 3};
+	jobs_runs_against_testcase(&request, &testcase, &errors);
+	assert_true(fields_ok(&errors));
+}
+
 static void test_jobs__every_bad_address_is_named(void **state)
 {
 	struct jobs_request request = {0};
@@ -217,6 +253,7 @@ int main(void)
 		test_jobs__every_missing_field_is_listed_in_order),
 	    cmocka_unit_test(test_jobs__wrong_types_and_ranges_are_refused),
 	    cmocka_unit_test(test_jobs__runs_max_below_runs_min_is_refused),
+	    cmocka_unit_test(test_jobs__a_bound_alone_must_fit_the_testcase),
 	    cmocka_unit_test(test_jobs__every_bad_address_is_named),
 	    cmocka_unit_test(test_jobs__notify_must_be_a_short_list),
 	    cmocka_unit_test(test_jobs__a_compare_request_reads_its_revisions),

@@ -41,10 +41,11 @@ enum ref_kind {
 	REF_TOST,
 	REF_BH,
 	REF_BOOT,
+	REF_WSR,
 };
 
 static const char *const ref_kind_names[] = {
-    "desc", "welch", "welch1", "tsd", "mwu", "ks", "tost", "bh", "boot",
+    "desc", "welch", "welch1", "tsd", "mwu", "ks", "tost", "bh", "boot", "wsr",
 };
 
 struct ref_case {
@@ -131,6 +132,13 @@ static const char reference_script[] =
     "                             alternative=\"less\")\n"
     "        w = lo if lo.pvalue >= hi.pvalue else hi\n"
     "        r = [w.pvalue, w.statistic, welch_df(a, b)]\n"
+    "    elif kind == \"wsr\":\n"
+    "        nz = a[a != 0]\n"
+    "        exact = na <= 50 and nz.size == na and \\\n"
+    "            np.unique(np.abs(nz)).size == na\n"
+    "        w = stats.wilcoxon(a, alternative=\"greater\",\n"
+    "                           method=\"auto\" if exact else \"approx\")\n"
+    "        r = [w.statistic, w.pvalue, float(exact)]\n"
     "    elif kind == \"bh\":\n"
     "        r = list(bh(a))\n"
     "    elif kind == \"boot\":\n"
@@ -350,6 +358,51 @@ static void add_ks_grid_case(struct fixture *fx, size_t na, size_t nb,
 	free(b);
 }
 
+/* Wilcoxon's signed-rank test: a holds the differences (b is empty). */
+static void add_wilcoxon_cases(struct fixture *fx)
+{
+	static const size_t exact[] = {1, 2, 3, 5, 8, 12, 20, 35, 50};
+	static const size_t approx[] = {51, 80, 200, 600};
+	static const size_t ties[] = {6, 10, 25, 60};
+	/* (a's draws are 100 + N(0, 5); each group moves them near 0) */
+	static const double zeros[] = {0.0, 1.5,  -0.5, 0.0, 2.0,
+				       3.0, -2.0, 0.0,	4.0, 1.5};
+	static const double negative[] = {-1.0, -2.0, -3.0, -4.0, -5.0};
+
+	for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
+		add_drawn(fx, REF_WSR, "exact", exact[i], 0, 0, 0, 0, 0);
+		for (size_t j = 0; j < exact[i]; j++)
+			fx->cases[fx->ncases - 1].a[j] -= 99.0;
+		/* clearly positive: the exact distribution's far tail */
+		add_drawn(fx, REF_WSR, "exact", exact[i], 0, 0, 0, 0, 0);
+		for (size_t j = 0; j < exact[i]; j++)
+			fx->cases[fx->ncases - 1].a[j] -= 88.0;
+	}
+	for (size_t i = 0; i < sizeof(approx) / sizeof(approx[0]); i++) {
+		add_drawn(fx, REF_WSR, "approx", approx[i], 0, 0, 0, 0, 0);
+		add_drawn(fx, REF_WSR, "approx", approx[i], 0, 0, 0, 0, 0);
+		for (size_t j = 0; j < approx[i]; j++)
+			fx->cases[fx->ncases - 1].a[j] -= 99.0;
+	}
+	/* ties: on a grid of 4, less 99: odd, so never 0 */
+	for (size_t i = 0; i < sizeof(ties) / sizeof(ties[0]); i++) {
+		add_drawn(fx, REF_WSR, "ties", ties[i], 0, 0, 0, 4.0, 0);
+		for (size_t j = 0; j < ties[i]; j++)
+			fx->cases[fx->ncases - 1].a[j] -= 99.0;
+	}
+	/* zeros: on a grid of 1 near 0, and every fifth difference 0 */
+	for (size_t i = 0; i < sizeof(ties) / sizeof(ties[0]); i++) {
+		add_drawn(fx, REF_WSR, "zeros", ties[i] + 5, 0, 0, 0, 1.0, 0);
+		for (size_t j = 0; j < ties[i] + 5; j++)
+			fx->cases[fx->ncases - 1].a[j] =
+			    j % 5 == 0 ? 0.0
+				       : fx->cases[fx->ncases - 1].a[j] -
+					     (100.0 - (double)i);
+	}
+	add_case(fx, REF_WSR, "zeros", zeros, 10, NULL, 0, 0);
+	add_case(fx, REF_WSR, "exact", negative, 5, NULL, 0, 0);
+}
+
 static void add_ks_cases(struct fixture *fx)
 {
 	/* n below is round(na * nb / (na + nb)), x is about D */
@@ -550,6 +603,7 @@ static int group_setup(void **state)
 	add_welch_cases(fx);
 	add_known_sd_cases(fx);
 	add_mwu_cases(fx);
+	add_wilcoxon_cases(fx);
 	add_ks_cases(fx);
 	add_tost_cases(fx);
 	add_bh_cases(fx);
@@ -924,6 +978,86 @@ test_stats_mann_whitney_ties_use_normal_approx_like_scipy(void **state)
 static void test_stats_mann_whitney_large_samples_match_scipy(void **state)
 {
 	assert_int_equal(check_mwu_group(state, "large"), 0);
+}
+
+/* ----------------------------------------------------------------------
+ * Wilcoxon signed-rank
+ */
+
+/* Compares a group; returns how many cases SciPy solved exactly. */
+static size_t check_wilcoxon_group(void **state, const char *group)
+{
+	const struct ref_case *list[MAX_LIST];
+	size_t n = each_case(*state, REF_WSR, group, list, MAX_LIST);
+	size_t exact = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ref_case *c = list[i];
+		struct stats_test t;
+
+		assert_int_equal(c->nref, 3);
+		assert_int_equal(stats_wilcoxon_greater(&t, c->a, c->na), 0);
+		check_test(&t, c->ref[0], c->ref[1], c);
+		assert_true(t.df == 0.0);
+		exact += c->ref[2] == 1.0;
+	}
+	return exact;
+}
+
+static void test_stats_wilcoxon_exact_small_samples_match_scipy(void **state)
+{
+	const struct ref_case *list[MAX_LIST];
+	size_t n = each_case(*state, REF_WSR, "exact", list, MAX_LIST);
+
+	/* every case of the group must take SciPy's exact branch */
+	assert_int_equal(check_wilcoxon_group(state, "exact"), n);
+}
+
+static void test_stats_wilcoxon_large_samples_match_scipy_approx(void **state)
+{
+	assert_int_equal(check_wilcoxon_group(state, "approx"), 0);
+}
+
+static void test_stats_wilcoxon_ties_use_corrected_normal_approx(void **state)
+{
+	assert_int_equal(check_wilcoxon_group(state, "ties"), 0);
+}
+
+static void test_stats_wilcoxon_zeros_are_dropped_as_scipy_wilcox(void **state)
+{
+	const struct ref_case *list[MAX_LIST];
+	size_t n = each_case(*state, REF_WSR, "zeros", list, MAX_LIST);
+	size_t with_zero = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < list[i]->na; j++)
+			if (list[i]->a[j] == 0.0) {
+				with_zero++;
+				break;
+			}
+	/* the group really holds zeros, and they force the approximation */
+	assert_int_equal(with_zero, n);
+	assert_int_equal(check_wilcoxon_group(state, "zeros"), 0);
+}
+
+static void test_stats_wilcoxon_all_zero_and_invalid_input(void **state)
+{
+	const double zero[] = {0.0, 0.0, 0.0}, nan_d[] = {1.0, NAN};
+	const double up[] = {1.0, 2.0, 3.0, 4.0};
+	struct stats_test t = {11.0, 22.0, 33.0};
+
+	(void)state;
+	assert_int_equal(stats_wilcoxon_greater(&t, up, 0), STATS_EINVAL);
+	assert_int_equal(stats_wilcoxon_greater(&t, NULL, 3), STATS_EINVAL);
+	assert_int_equal(stats_wilcoxon_greater(&t, nan_d, 2), STATS_EINVAL);
+	assert_int_equal(stats_wilcoxon_greater(NULL, up, 4), STATS_EINVAL);
+	assert_true(t.statistic == 11.0 && t.p_value == 22.0 && t.df == 33.0);
+	/* nothing but zeros: no evidence (SciPy raises) */
+	assert_int_equal(stats_wilcoxon_greater(&t, zero, 3), 0);
+	assert_true(t.statistic == 0.0 && t.p_value == 1.0);
+	/* four positive differences: R+ = 10, exactly 1/16 */
+	assert_int_equal(stats_wilcoxon_greater(&t, up, 4), 0);
+	assert_true(t.statistic == 10.0 && t.p_value == 1.0 / 16.0);
 }
 
 static void test_stats_mann_whitney_identical_values_give_p_one(void **state)
@@ -1398,6 +1532,15 @@ int main(void)
 		test_stats_mann_whitney_identical_values_give_p_one),
 	    cmocka_unit_test(
 		test_stats_mann_whitney_invalid_input_leaves_out_untouched),
+	    cmocka_unit_test(
+		test_stats_wilcoxon_exact_small_samples_match_scipy),
+	    cmocka_unit_test(
+		test_stats_wilcoxon_large_samples_match_scipy_approx),
+	    cmocka_unit_test(
+		test_stats_wilcoxon_ties_use_corrected_normal_approx),
+	    cmocka_unit_test(
+		test_stats_wilcoxon_zeros_are_dropped_as_scipy_wilcox),
+	    cmocka_unit_test(test_stats_wilcoxon_all_zero_and_invalid_input),
 	    cmocka_unit_test(
 		test_stats_ks_2samp_exact_equal_sizes_match_scipy),
 	    cmocka_unit_test(

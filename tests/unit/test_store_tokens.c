@@ -51,6 +51,31 @@ static void test_store_tokens__a_token_is_found_by_its_secret(void **state)
 	store_token_clear(&made);
 }
 
+/* A token's job limits: -1 (null, the server's) unless given, 0 kept as
+ * no limit, and read back as they were stored. */
+static void test_store_tokens__job_limits_are_kept(void **state)
+{
+	struct store_token made, plain;
+
+	(void)state;
+	assert_int_equal(store_tokens_create_limited(&made, db_conn(), "lim",
+						     "submit", "sb_lim", 0, 2),
+			 STORE_OK);
+	assert_int_equal(made.max_jobs_per_hour, 0);
+	assert_int_equal(made.max_open_jobs, 2);
+	assert_int_equal(store_tokens_create(&plain, db_conn(), "plain",
+					     "submit", "sb_plain"),
+			 STORE_OK);
+	assert_int_equal(plain.max_jobs_per_hour, -1);
+	assert_int_equal(plain.max_open_jobs, -1);
+	store_token_clear(&plain);
+	assert_int_equal(store_tokens_find(&plain, db_conn(), "sb_lim"),
+			 STORE_OK);
+	assert_int_equal(plain.max_open_jobs, 2);
+	store_token_clear(&plain);
+	store_token_clear(&made);
+}
+
 static void test_store_tokens__only_the_hash_is_stored(void **state)
 {
 	struct store_token made;
@@ -197,6 +222,7 @@ int main(void)
 	    cmocka_unit_test(
 		test_store_tokens__a_token_is_found_by_its_secret),
 	    cmocka_unit_test(test_store_tokens__only_the_hash_is_stored),
+	    cmocka_unit_test(test_store_tokens__job_limits_are_kept),
 	    cmocka_unit_test(
 		test_store_tokens__a_role_the_table_refuses_fails),
 	    cmocka_unit_test(test_store_tokens__revoked_once_then_a_conflict),

@@ -1,0 +1,109 @@
+/*
+ * Unit tests of sched_fill_runs (server/scheduler.c): the runs of a job,
+ * in upload order as store_runs_kpis gives them, into the engine's input,
+ * with each confirmation run's place in that order (issue 10).  No
+ * database: the rows are made here as the store returns them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../server/scheduler.h"
+#include "../../server/store/store_tasks.h"
+
+static void job_new(struct sched_job *job, size_t count)
+{
+	memset(job, 0, sizeof(*job));
+	job->count = count;
+	bisect_options_init(&job->opts, true);
+	job->commits = calloc(count, sizeof(*job->commits));
+	job->input = calloc(count, sizeof(*job->input));
+	assert_non_null(job->commits);
+	assert_non_null(job->input);
+}
+
+/*
+ * A search run, a confirmation interleaved P C P C with a failed run
+ * among it and a run naming a commit outside the range: each
+ * confirmation run keeps its place in the upload order, 1 for the first
+ * row, failed and ignored rows included.
+ */
+static void
+test_sched_fill_runs__confirmation_runs_keep_upload_order(void **state)
+{
+	static const struct store_run_kpi rows[] = {
+	    {0, true, 1.0, false}, /* 1: search, commit 0 */
+	    {2, true, 2.0, false}, /* 2: search, commit 2 */
+	    {1, true, 10.0, true}, /* 3: confirm, parent */
+	    {2, true, 20.0, true}, /* 4: confirm, culprit */
+	    {1, false, 0.0, true}, /* 5: parent, no KPI */
+	    {2, true, 21.0, true}, /* 6 */
+	    {1, true, 11.0, true}, /* 7 */
+	    {7, true, 99.0, true}, /* 8: outside the range */
+	    {2, true, 22.0, true}, /* 9 */
+	    {0, true, 1.5, false}, /* 10: search, commit 0 */
+	};
+	struct sched_job job;
+
+	(void)state;
+	job_new(&job, 3);
+	assert_int_equal(
+	    sched_fill_runs(&job, rows, sizeof(rows) / sizeof(rows[0])), 0);
+
+	assert_int_equal(job.input[0].value_count, 2);
+	assert_true(job.input[0].values[0] == 1.0);
+	assert_true(job.input[0].values[1] == 1.5);
+	assert_int_equal(job.input[0].confirm_count, 0);
+
+	assert_int_equal(job.input[1].value_count, 0);
+	assert_int_equal(job.input[1].confirm_count, 2);
+	assert_true(job.input[1].confirm_values[0] == 10.0);
+	assert_true(job.input[1].confirm_values[1] == 11.0);
+	assert_int_equal(job.input[1].confirm_seq[0], 3);
+	assert_int_equal(job.input[1].confirm_seq[1], 7);
+	assert_int_equal(job.commits[1].failed_runs, 1);
+
+	assert_int_equal(job.input[2].value_count, 1);
+	assert_true(job.input[2].values[0] == 2.0);
+	assert_int_equal(job.input[2].confirm_count, 3);
+	assert_true(job.input[2].confirm_values[0] == 20.0);
+	assert_true(job.input[2].confirm_values[2] == 22.0);
+	assert_int_equal(job.input[2].confirm_seq[0], 4);
+	assert_int_equal(job.input[2].confirm_seq[1], 6);
+	assert_int_equal(job.input[2].confirm_seq[2], 9);
+	sched_job_clear(&job);
+}
+
+/* A job without runs: empty input, nothing to pair. */
+static void test_sched_fill_runs__no_runs(void **state)
+{
+	struct sched_job job;
+	size_t i;
+
+	(void)state;
+	job_new(&job, 2);
+	assert_int_equal(sched_fill_runs(&job, NULL, 0), 0);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(job.input[i].value_count, 0);
+		assert_int_equal(job.input[i].confirm_count, 0);
+		assert_non_null(job.input[i].confirm_seq);
+	}
+	sched_job_clear(&job);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(
+		test_sched_fill_runs__confirmation_runs_keep_upload_order),
+	    cmocka_unit_test(test_sched_fill_runs__no_runs),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
