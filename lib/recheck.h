@@ -1,9 +1,10 @@
 /*
- * Re-checking a regression on a newer head (issue 13): runs of the
- * culprit's parent, the culprit and a newer head of the branch, made
- * interleaved on one machine, decide whether the regression is still
- * there, was fixed, or cannot be told yet.  Pure: the server's compare
- * job supplies the runs and keeps the answer on the regression's job.
+ * Re-checking a regression on a newer head (issue 13): a compare job
+ * measures the culprit's parent, the culprit and a newer head of the
+ * branch interleaved on one machine, and the engine's endpoint test
+ * decides each of the last two against the parent (server/compare.c).
+ * This file turns those two decisions into the re-check's outcome and
+ * measures the head's change.  Pure.
  */
 #ifndef STATBISECT_RECHECK_H
 #define STATBISECT_RECHECK_H
@@ -17,32 +18,38 @@ enum recheck_verdict {
 	RECHECK_INCONCLUSIVE, /* neither could be shown */
 };
 
-struct recheck_result {
-	enum recheck_verdict verdict;
+/*
+ * The outcome from the verdicts of the culprit's and the head's columns
+ * against the parent, as compare jobs store them ("regression",
+ * "improvement", "no-change", "inconclusive"; NULL: none): still a
+ * regression when the head's column is a regression; fixed when it is no
+ * change or an improvement; inconclusive otherwise, and whenever the
+ * culprit's column is no regression (the regression did not show again,
+ * so nothing can be said of the head).
+ */
+enum recheck_verdict recheck_decide(const char *culprit_column,
+				    const char *head_column);
+
+/* What the head's runs show, beside the engine's decisions. */
+struct recheck_numbers {
 	/* The head's change against the parent, percent of the parent's
 	 * mean, signed as the values (negative: lower). */
 	double change_pct;
 	/* One-sided Welch p-values (stats_welch_t_one_sided): the head worse
-	 * than the parent; the head better than the culprit; the head
-	 * within min_change_pct of the parent or better. */
-	double p_worse, p_better_than_culprit, p_level;
+	 * than the parent, and the head better than the culprit, "worse"
+	 * and "better" as `higher_is_better` says. */
+	double p_worse, p_better_than_culprit;
 };
 
 /*
- * Judges the head from `parent`, `culprit` and `head` (at least 2 runs
- * each), where `higher_is_better` tells which way is worse and
- * `min_change_pct` is the smallest change that counts (the testcase's).
- * Still a regression: the head is worse than the parent at level `alpha`
- * and by at least min_change_pct.  Fixed: the head is better than the
- * culprit at `alpha` and not worse than the parent by min_change_pct
- * (that too shown at `alpha`).  Inconclusive otherwise.  Returns 0, or
- * -1 for fewer than 2 runs on a side, a non-finite value, or alpha or
- * min_change_pct out of (0, 1) and [0, 100).
+ * Measures the head from `parent`, `culprit` and `head` (at least 2 runs
+ * each).  Returns 0, or -1 for fewer than 2 runs on a side or a
+ * non-finite value.
  */
-int recheck_judge(struct recheck_result *out, const double *parent,
-		  size_t parent_count, const double *culprit,
-		  size_t culprit_count, const double *head, size_t head_count,
-		  bool higher_is_better, double min_change_pct, double alpha);
+int recheck_measure(struct recheck_numbers *out, const double *parent,
+		    size_t parent_count, const double *culprit,
+		    size_t culprit_count, const double *head,
+		    size_t head_count, bool higher_is_better);
 
 /* "still regression", "fixed" or "inconclusive". */
 const char *recheck_verdict_name(enum recheck_verdict verdict);
