@@ -8,6 +8,7 @@
 #include "db.h"
 #include "gitrepo.h"
 #include "log.h"
+#include "rechecks.h"
 #include "server.h"
 #include "store/store_compare.h"
 #include "utf8.h"
@@ -273,6 +274,10 @@ static int finish(PGconn *conn, struct sched_job *job,
 				 views[headline].p_value, message) != STORE_OK)
 		return -1;
 	log_info("job %lld: compare %s (%s)", job->id, verdict, message);
+	/* A re-check's outcome goes to its regression, as a reply there. */
+	rc = rechecks_finish(conn, job);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
 	rc = store_compare_get(&cmp, conn, job->id);
 	if (rc != STORE_OK)
 		return -1;

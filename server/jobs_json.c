@@ -7,6 +7,7 @@
 #include "commitlog.h"
 #include "compare.h"
 #include "jobs.h"
+#include "rechecks.h"
 #include "scheduler.h"
 
 /*
@@ -251,7 +252,8 @@ json_t *jobs_json(PGconn *conn, long long job_id, bool *failed)
 	    (json_int_t)job.count, "runs", (json_int_t)total_runs,
 	    "commits_tested", (json_int_t)tested, "commits", commits);
 	add_details(out, &row, &job);
-	if (compare_json_add(conn, out, &job) < 0) {
+	if (compare_json_add(conn, out, &job) < 0 ||
+	    rechecks_json_add(conn, out, job_id) < 0) {
 		*failed = true;
 		json_decref(out);
 		out = NULL;

@@ -4,6 +4,7 @@
 #include "commitlog.h"
 #include "compare.h"
 #include "inbox.h"
+#include "rechecks.h"
 #include "reportjob.h"
 #include "repos.h"
 #include "server.h"
@@ -23,6 +24,8 @@ static const struct http_route core_routes[] = {
     {"DELETE", "/api/v1/jobs/{}", ROLE_SUBMIT, api_jobs_cancel},
     {"GET", "/api/v1/jobs/{}/report", ROLE_READ, api_jobs_report},
     {"POST", "/api/v1/jobs/{}/retest", ROLE_SUBMIT, compare_api_retest},
+    {"POST", "/api/v1/jobs/{}/recheck", ROLE_SUBMIT, rechecks_api_create},
+    {"PUT", "/api/v1/testcases/{}/recheck", ROLE_ADMIN, rechecks_api_schedule},
     {"DELETE", "/api/v1/jobs/{}/keys", ROLE_SUBMIT, reportjob_keys_revoke},
     {"GET", "/api/v1/jobs/{}/commits/{}/log", ROLE_READ, commitlog_get},
     {"POST", "/api/v1/workers", ROLE_WORKER, workers_register},

@@ -17,6 +17,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "mirror.h"
+#include "rechecks.h"
 #include "reportjob.h"
 #include "server.h"
 #include "store/store_jobs.h"
@@ -254,6 +255,7 @@ static void watcher_tick(PGconn *conn)
 		log_info("watcher: %zu measurement(s) ended with their job",
 			 ended);
 	send_held(conn);
+	rechecks_schedule(conn);
 	while (!atomic_load(&watcher_stopping) &&
 	       store_watches_claim_due(&watch, conn) == 0) {
 		poll_watch(conn, &watch);
