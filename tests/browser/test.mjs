@@ -359,6 +359,18 @@ try {
 		expect(again.verdict === null && again.finished_at === null,
 			'the rerun is queued with null verdict and finished_at');
 		await call('DELETE', `/api/v1/jobs/${again.id}`, '/api/v1/jobs/{id}');
+		// A compare job (issue 13): its revisions while queued; the
+		// re-test refusals.
+		const cmp = await call('POST', '/api/v1/jobs', '/api/v1/jobs',
+			{ kind: 'compare', repo: env.SB_REPO, testcase: env.SB_TESTCASE,
+				revisions: [env.SB_GOOD, env.SB_BAD] });
+		expect(cmp.kind === 'compare' && cmp.revisions.length === 2,
+			'a compare job shows its two revisions');
+		await call('POST', `/api/v1/jobs/${cmp.id}/retest`,
+			'/api/v1/jobs/{id}/retest', { fix: env.SB_BAD });
+		await call('POST', `/api/v1/jobs/${jobId}/retest`,
+			'/api/v1/jobs/{id}/retest', { fix: 'no-such-revision' });
+		await call('DELETE', `/api/v1/jobs/${cmp.id}`, '/api/v1/jobs/{id}');
 		// A token: revoked_at null, then set.
 		const token = await call('POST', '/api/v1/tokens', '/api/v1/tokens',
 			{ name: 'openapi-check', role: 'read' });
