@@ -122,6 +122,12 @@ struct bisect_commit {
 	 * one after the other, which a machine that switches speed between
 	 * runs cannot fake; without it, all runs of each side, as before. */
 	const size_t *confirm_seq;
+	/* Each search run's place in that same order (NULL / a 0 entry:
+	 * unknown).  With it, on a machine whose runs show a second mode
+	 * far from the first, a tested commit is run interleaved with a
+	 * commit of each level it is compared with (low, commit, high) and
+	 * classified on those triplets, which a slow stretch shifts alike. */
+	const size_t *seq;
 };
 
 struct bisect_request {
