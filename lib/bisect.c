@@ -215,6 +215,9 @@ struct engine {
 	size_t run_last;
 	bool two_mode;
 	double sigma_paired;
+	/* The endpoints' change as their pairs show it (the median of a bad
+	 * run minus the good run before it), NAN with fewer than ten. */
+	double change_paired;
 	/* A tested commit's triplets (triplets_of): its run minus the
 	 * low level's neighbour run (trip_u) and minus the high level's
 	 * (trip_w); room for the most search runs of a commit. */
@@ -725,36 +728,47 @@ static bool idlist_has(const struct idlist *l, size_t x)
 
 /*
  * The triplets of commit `c` in segment `s`: each search run of `c` made
- * between a search run of a commit at the segment's low level and one at
- * its high level (either order, neighbours in the run order).  Triplet i
+ * next to a search run of a commit at the segment's low level and one at
+ * its high level (neighbours in the run order, either order).  Triplet i
  * is e->trip_u[i] (the run minus the low run) and e->trip_w[i] (minus the
- * high run), in run order; returns how many.
+ * high run), in run order; returns how many.  In a part that is not a
+ * split (its levels are the endpoints' two), a run next to one level
+ * only counts too, the other level taken e->change_paired away.
  */
 static size_t triplets_of(struct engine *e, const struct segment *s,
 			  const struct bisect_commit *c)
 {
 	size_t k, n = 0;
+	bool one_side = !s->split && isfinite(e->change_paired);
 
 	for (k = 0; k < c->value_count; k++) {
-		const struct placed_run *a = neighbour(e, c->seq[k], false);
-		const struct placed_run *b = neighbour(e, c->seq[k], true);
-		const struct placed_run *l, *h;
+		const struct placed_run *side[2];
+		double u = NAN, w = NAN;
+		size_t j;
 
-		if (a == NULL || b == NULL || !a->search || !b->search)
-			continue;
-		if (idlist_has(&s->low, a->commit) &&
-		    idlist_has(&s->high, b->commit)) {
-			l = a;
-			h = b;
-		} else if (idlist_has(&s->high, a->commit) &&
-			   idlist_has(&s->low, b->commit)) {
-			l = b;
-			h = a;
-		} else {
-			continue;
+		side[0] = neighbour(e, c->seq[k], false);
+		side[1] = neighbour(e, c->seq[k], true);
+		for (j = 0; j < 2; j++) {
+			if (side[j] == NULL || !side[j]->search)
+				continue;
+			if (isnan(u) && idlist_has(&s->low, side[j]->commit))
+				u = c->values[k] - side[j]->value;
+			else if (isnan(w) &&
+				 idlist_has(&s->high, side[j]->commit))
+				w = c->values[k] - side[j]->value;
 		}
-		e->trip_u[n] = c->values[k] - l->value;
-		e->trip_w[n] = c->values[k] - h->value;
+		if (isnan(u) && isnan(w))
+			continue;
+		if (isnan(u) || isnan(w)) {
+			if (!one_side)
+				continue;
+			if (isnan(u))
+				u = w + e->change_paired;
+			else
+				w = u - e->change_paired;
+		}
+		e->trip_u[n] = u;
+		e->trip_w[n] = w;
 		n++;
 	}
 	return n;
@@ -799,6 +813,12 @@ static enum decision classify_paired(struct engine *e, const struct segment *s,
 	double direction = high->mean >= low->mean ? 1.0 : -1.0;
 	double sigma = e->sigma_paired;
 	size_t n = triplets_of(e, s, c), m;
+
+	/* The levels' means hold slow runs, as many as their commits
+	 * happened to catch: the endpoints' pairs give the direction of a
+	 * part between them. */
+	if (!s->split && isfinite(e->change_paired) && e->change_paired != 0)
+		direction = e->change_paired < 0 ? -1.0 : 1.0;
 
 	*llr_out = 0;
 	*n_out = n;
@@ -871,7 +891,11 @@ static int step_paired(struct engine *e, const struct segment *s,
 	} else {
 		/* About half of what the evidence still missing takes on
 		 * average: a triplet adds D^2 / (2 var(x)) to the ratio. */
-		per = sigma > 0 ? square(high->mean - low->mean) /
+		double change = !s->split && isfinite(e->change_paired)
+				    ? e->change_paired
+				    : high->mean - low->mean;
+
+		per = sigma > 0 ? square(change) /
 				      (2 * M_PI / 2 * 1.5 * square(sigma))
 				: 1;
 		per = (threshold - fabs(*llr)) / (per > 0.05 ? per : 0.05);
@@ -885,6 +909,17 @@ static int step_paired(struct engine *e, const struct segment *s,
 		runs = c->value_count < o->runs_max
 			   ? o->runs_max - c->value_count
 			   : 0;
+	/* A level with no room left (an endpoint that took runs_max to
+	 * show the change): next to the other level only, where a run
+	 * next to one level counts (triplets_of). */
+	if (s->split || !isfinite(e->change_paired)) {
+		if (room_low == 0 || room_high == 0)
+			room_low = room_high = 0;
+	} else if (room_low == 0) {
+		room_low = room_high;
+	} else if (room_high == 0) {
+		room_high = room_low;
+	}
 	if (runs > room_low)
 		runs = room_low;
 	if (runs > room_high)
@@ -893,9 +928,11 @@ static int step_paired(struct engine *e, const struct segment *s,
 		return -1;
 	set_class(e, mid, BISECT_UNDECIDED);
 	e->out->interleave = true;
-	request(e, low_ref, runs, BISECT_SEARCH);
+	if (level_room(e, &s->low, &low_ref) > 0)
+		request(e, low_ref, runs, BISECT_SEARCH);
 	request(e, mid, runs, BISECT_SEARCH);
-	request(e, high_ref, runs, BISECT_SEARCH);
+	if (level_room(e, &s->high, &high_ref) > 0)
+		request(e, high_ref, runs, BISECT_SEARCH);
 	return 0;
 }
 
@@ -986,6 +1023,7 @@ static void detect_two_mode(struct engine *e)
 
 	e->two_mode = false;
 	e->sigma_paired = e->sigma;
+	e->change_paired = NAN;
 	if (e->run_at == NULL)
 		return;
 	for (i = 0; i < e->count; i++) {
@@ -1016,6 +1054,7 @@ static void detect_two_mode(struct engine *e)
 	if (n >= 10) {
 		double s = 1.4826 * stats_mad(e->scratch, n) / M_SQRT2;
 
+		e->change_paired = stats_median(e->scratch, n);
 		if (s > 0 && (s < e->sigma || !(e->sigma > 0)))
 			e->sigma_paired = s;
 	}
@@ -1432,6 +1471,14 @@ static int finish_segment(struct engine *e, struct segment *s)
 		/* The culprit's own change: from its part's older level to
 		 * its newer one, whatever the endpoints did. */
 		direction = high.mean < low.mean ? -1.0 : 1.0;
+	}
+	/* On a machine with two modes the levels' means hold slow runs, as
+	 * many as their commits happened to catch: the endpoints' pairs
+	 * give the change of a part between them. */
+	if (e->two_mode && !s->split && isfinite(e->change_paired) &&
+	    e->change_paired != 0) {
+		delta = fabs(e->change_paired);
+		direction = e->change_paired < 0 ? -1.0 : 1.0;
 	}
 	cul->p_value = 1.0;
 	if (e->opts->confirm && !e->commits[cul->parent].build_failed &&
