@@ -49,15 +49,17 @@
 #define ALPHA_PAIR_SPREAD 0.01
 #define Z_NEITHER 3.5
 /* A run whose distance from its commit's median exceeds this many robust
- * sds is far: no noise the engine knows as noise puts runs there (the
- * simulator's outliers, 5% of runs 5 sds out, put 0.2% of them past it),
- * a second mode of the machine does (a slow mode 50% slower is 50 sds out
- * when the noise is 1% of the level).  At least TWO_MODE_FAR_MIN of
- * them, and at least TWO_MODE_SHARE of the runs, say the machine has two
- * modes: a tested commit is then run interleaved with both levels. */
+ * sds is far: no noise the engine knows as noise puts runs there in
+ * numbers (the simulator's outliers, 5% of runs 5 sds out, put about 0.2%
+ * of them past it), a second mode of the machine does (a slow mode 50%
+ * slower is 50 sds out when the noise is 1% of the level).  At least
+ * TWO_MODE_FAR_MIN of them, and at least TWO_MODE_SHARE of the runs, say
+ * the machine has two modes: a tested commit is then run interleaved with
+ * both levels.  (3 and 2% let one outliers trial in 300 in, early, when
+ * it had few runs.) */
 #define TWO_MODE_FAR 10.0
-#define TWO_MODE_FAR_MIN 3
-#define TWO_MODE_SHARE 0.02
+#define TWO_MODE_FAR_MIN 4
+#define TWO_MODE_SHARE 0.05
 /* Two runs are neighbours in the run order when at most this far apart
  * (a run that gave no KPI may sit between them). */
 #define NEIGHBOUR_GAP 2
