@@ -48,6 +48,21 @@
  * and Wilcoxon's signed-rank test decides instead of the t-test. */
 #define ALPHA_PAIR_SPREAD 0.01
 #define Z_NEITHER 3.5
+/* A run whose distance from its commit's median exceeds this many robust
+ * sds is far: no noise the engine knows as noise puts runs there in
+ * numbers (the simulator's outliers, 5% of runs 5 sds out, put about 0.2%
+ * of them past it), a second mode of the machine does (a slow mode 50%
+ * slower is 50 sds out when the noise is 1% of the level).  At least
+ * TWO_MODE_FAR_MIN of them, and at least TWO_MODE_SHARE of the runs, say
+ * the machine has two modes: a tested commit is then run interleaved with
+ * both levels.  (3 and 2% let one outliers trial in 300 in, early, when
+ * it had few runs.) */
+#define TWO_MODE_FAR 10.0
+#define TWO_MODE_FAR_MIN 4
+#define TWO_MODE_SHARE 0.05
+/* Two runs are neighbours in the run order when at most this far apart
+ * (a run that gave no KPI may sit between them). */
+#define NEIGHBOUR_GAP 2
 #define MAX_SEGMENTS (2 * BISECT_MAX_CULPRITS)
 /* A level is estimated from its newest commits, at most this many. */
 #define LEVEL_RECENT 4
@@ -151,6 +166,13 @@ static void segment_clear(struct segment *s)
 
 static double square(double x);
 
+/* A run at its place in the run order. */
+struct placed_run {
+	size_t commit; /* SIZE_MAX: no run with a KPI there */
+	double value;
+	bool search;
+};
+
 /* One level: the runs of its commits pooled. */
 struct level {
 	double mean; /* 10% trimmed mean, robust to outliers */
@@ -186,6 +208,22 @@ struct engine {
 	/* Per culprit (same index as out->culprits): fresh runs were made
 	 * to confirm it and did not. */
 	bool refuted[BISECT_MAX_CULPRITS];
+	/* Every run by its place in the run order (run_at[q], q in
+	 * 1..run_last), NULL when that order is not known for every run;
+	 * and whether the runs show a second mode (two_mode, steps then
+	 * run in triplets), with the noise of one run as paired runs show
+	 * it (sigma_paired). */
+	struct placed_run *run_at;
+	size_t run_last;
+	bool two_mode;
+	double sigma_paired;
+	/* The endpoints' change as their pairs show it (the median of a bad
+	 * run minus the good run before it), NAN with fewer than ten. */
+	double change_paired;
+	/* A tested commit's triplets (triplets_of): its run minus the
+	 * low level's neighbour run (trip_u) and minus the high level's
+	 * (trip_w); room for the most search runs of a commit. */
+	double *trip_u, *trip_w, *trip_tmp;
 };
 
 static double values_mean(const double *x, size_t n)
@@ -659,6 +697,371 @@ static size_t more_step_runs(struct engine *e, const struct level *low,
 	return runs;
 }
 
+/* ---- steps in triplets: a machine with two modes ------------------- */
+
+/* The run next to place q in the run order, before it (`after` false) or
+ * after it, at most NEIGHBOUR_GAP away; NULL when there is none. */
+static const struct placed_run *neighbour(const struct engine *e, size_t q,
+					  bool after)
+{
+	size_t g;
+
+	for (g = 1; g <= NEIGHBOUR_GAP; g++) {
+		size_t at = after ? q + g : q - g;
+
+		if (after ? at > e->run_last : q <= g)
+			return NULL;
+		if (e->run_at[at].commit != SIZE_MAX)
+			return &e->run_at[at];
+	}
+	return NULL;
+}
+
+static bool idlist_has(const struct idlist *l, size_t x)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->v[i] == x)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The triplets of commit `c` in segment `s`: each search run of `c` made
+ * next to a search run of a commit at the segment's low level and one at
+ * its high level (neighbours in the run order, either order).  Triplet i
+ * is e->trip_u[i] (the run minus the low run) and e->trip_w[i] (minus the
+ * high run), in run order; returns how many.  In a part that is not a
+ * split (its levels are the endpoints' two), a run next to one level
+ * only counts too, the other level taken e->change_paired away.
+ */
+static size_t triplets_of(struct engine *e, const struct segment *s,
+			  const struct bisect_commit *c)
+{
+	size_t k, n = 0;
+	bool one_side = !s->split && isfinite(e->change_paired);
+
+	for (k = 0; k < c->value_count; k++) {
+		const struct placed_run *side[2];
+		double u = NAN, w = NAN;
+		size_t j;
+
+		side[0] = neighbour(e, c->seq[k], false);
+		side[1] = neighbour(e, c->seq[k], true);
+		for (j = 0; j < 2; j++) {
+			if (side[j] == NULL || !side[j]->search)
+				continue;
+			if (isnan(u) && idlist_has(&s->low, side[j]->commit))
+				u = c->values[k] - side[j]->value;
+			else if (isnan(w) &&
+				 idlist_has(&s->high, side[j]->commit))
+				w = c->values[k] - side[j]->value;
+		}
+		if (isnan(u) && isnan(w))
+			continue;
+		if (isnan(u) || isnan(w)) {
+			if (!one_side)
+				continue;
+			if (isnan(u))
+				u = w + e->change_paired;
+			else
+				w = u - e->change_paired;
+		}
+		e->trip_u[n] = u;
+		e->trip_w[n] = w;
+		n++;
+	}
+	return n;
+}
+
+/* The median of f(u[i], w[i]) over the first n triplets: u - w when
+ * `difference`, else (u + w) / 2. */
+static double triplet_median(struct engine *e, size_t n, bool difference)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		e->trip_tmp[i] = difference
+				     ? e->trip_u[i] - e->trip_w[i]
+				     : (e->trip_u[i] + e->trip_w[i]) / 2;
+	return stats_median(e->trip_tmp, n);
+}
+
+/*
+ * classify() for a machine with two modes: on the commit's triplets
+ * (triplets_of), replayed in run order from step_runs_min on, the first
+ * decision reached.  Within a triplet the three runs share the machine's
+ * mode, so x = run - (low + high) / 2 sits near -D / 2 when the commit is
+ * at the low level and near +D / 2 at the high one, D = high - low, the
+ * change in that mode, which the triplets measure too (u - w).  Medians
+ * over the triplets, so that the few triplets a mode switch falls into
+ * cannot decide (a median's variance taken as pi/2 times the mean's);
+ * the noise is e->sigma_paired.  The log-likelihood ratio is D x / var(x);
+ * a decision also needs the run to sit at its level (the median of
+ * run - level run within Z_CONSISTENT standard errors), and "neither"
+ * that it sits Z_NEITHER standard errors beyond both levels, on one side.
+ * *n_out receives the number of triplets.
+ */
+static enum decision classify_paired(struct engine *e, const struct segment *s,
+				     const struct level *low,
+				     const struct level *high,
+				     const struct bisect_commit *c,
+				     double *llr_out, size_t *n_out)
+{
+	const struct bisect_options *o = e->opts;
+	double threshold = log((1 - o->step_alpha) / o->step_alpha);
+	double direction = high->mean >= low->mean ? 1.0 : -1.0;
+	double sigma = e->sigma_paired;
+	size_t n = triplets_of(e, s, c), m;
+
+	/* The levels' means hold slow runs, as many as their commits
+	 * happened to catch: the endpoints' pairs give the direction of a
+	 * part between them. */
+	if (!s->split && isfinite(e->change_paired) && e->change_paired != 0)
+		direction = e->change_paired < 0 ? -1.0 : 1.0;
+
+	*llr_out = 0;
+	*n_out = n;
+	if (!(sigma > 0))
+		return DECIDE_NONE;
+	for (m = o->step_runs_min; m <= n; m++) {
+		double x = triplet_median(e, m, false);
+		double d = triplet_median(e, m, true);
+		double u = stats_median(e->trip_u, m);
+		double w = stats_median(e->trip_w, m);
+		double change = direction * d > 0 ? d : 0;
+		double var_x = M_PI / 2 * 1.5 * square(sigma) / (double)m;
+		double se = sqrt(M_PI / 2 * 2 * square(sigma) / (double)m);
+		double llr = change * x / var_x;
+
+		*llr_out = llr;
+		if (llr >= threshold && fabs(w) <= Z_CONSISTENT * se)
+			return DECIDE_HIGH;
+		if (llr <= -threshold && fabs(u) <= Z_CONSISTENT * se)
+			return DECIDE_LOW;
+		if (fabs(u) > Z_NEITHER * se && fabs(w) > Z_NEITHER * se &&
+		    (u > 0) == (w > 0))
+			return DECIDE_NEITHER;
+	}
+	return DECIDE_NONE;
+}
+
+/* The newest commit of a level with room for more search runs, and that
+ * room; 0 when none has. */
+static size_t level_room(const struct engine *e, const struct idlist *side,
+			 size_t *commit)
+{
+	size_t i;
+
+	for (i = side->n; i-- > 0;) {
+		size_t have = e->commits[side->v[i]].value_count;
+
+		if (have < e->opts->runs_max) {
+			*commit = side->v[i];
+			return e->opts->runs_max - have;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A step on a machine with two modes: classify_paired, and while it does
+ * not decide, runs of the commit interleaved with runs of the newest
+ * commit of each level with room (low, commit, high, low, commit, high,
+ * ...), so that each of its runs is made between a run of each level.
+ * Returns 1 with *dec decided, 0 after asking for runs, -1 when a level
+ * or the commit has no room left for a triplet (the step then goes on as
+ * on any machine, on the commit's own runs).
+ */
+static int step_paired(struct engine *e, const struct segment *s,
+		       const struct level *low, const struct level *high,
+		       size_t mid, enum decision *dec, double *llr)
+{
+	const struct bisect_options *o = e->opts;
+	const struct bisect_commit *c = &e->commits[mid];
+	double threshold = log((1 - o->step_alpha) / o->step_alpha);
+	double sigma = e->sigma_paired, per;
+	size_t n, runs, room_low, room_high, low_ref = 0, high_ref = 0;
+
+	*dec = classify_paired(e, s, low, high, c, llr, &n);
+	if (*dec != DECIDE_NONE)
+		return 1;
+	if (n < o->step_runs_min) {
+		runs = o->step_runs_min - n;
+	} else {
+		/* About half of what the evidence still missing takes on
+		 * average: a triplet adds D^2 / (2 var(x)) to the ratio. */
+		double change = !s->split && isfinite(e->change_paired)
+				    ? e->change_paired
+				    : high->mean - low->mean;
+
+		per = sigma > 0 ? square(change) /
+				      (2 * M_PI / 2 * 1.5 * square(sigma))
+				: 1;
+		per = (threshold - fabs(*llr)) / (per > 0.05 ? per : 0.05);
+		runs = per > 2 ? (size_t)(per / 2) : 1;
+		if (runs > 8)
+			runs = 8;
+	}
+	room_low = level_room(e, &s->low, &low_ref);
+	room_high = level_room(e, &s->high, &high_ref);
+	if (c->value_count + runs > o->runs_max)
+		runs = c->value_count < o->runs_max
+			   ? o->runs_max - c->value_count
+			   : 0;
+	/* A level with no room left (an endpoint that took runs_max to
+	 * show the change): next to the other level only, where a run
+	 * next to one level counts (triplets_of). */
+	if (s->split || !isfinite(e->change_paired)) {
+		if (room_low == 0 || room_high == 0)
+			room_low = room_high = 0;
+	} else if (room_low == 0) {
+		room_low = room_high;
+	} else if (room_high == 0) {
+		room_high = room_low;
+	}
+	if (runs > room_low)
+		runs = room_low;
+	if (runs > room_high)
+		runs = room_high;
+	if (runs == 0)
+		return -1;
+	set_class(e, mid, BISECT_UNDECIDED);
+	e->out->interleave = true;
+	if (level_room(e, &s->low, &low_ref) > 0)
+		request(e, low_ref, runs, BISECT_SEARCH);
+	request(e, mid, runs, BISECT_SEARCH);
+	if (level_room(e, &s->high, &high_ref) > 0)
+		request(e, high_ref, runs, BISECT_SEARCH);
+	return 0;
+}
+
+/* Whether `seq` gives each of `n` runs a place, each after the one
+ * before. */
+static bool seq_known(const size_t *seq, size_t n)
+{
+	size_t k;
+
+	if (n > 0 && seq == NULL)
+		return false;
+	for (k = 0; k < n; k++) {
+		if (seq[k] == 0 || (k > 0 && seq[k] <= seq[k - 1]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * e->run_at: every run, search and fresh, by its place in the run order,
+ * when every run of every commit has one, no two share one and the places
+ * are not spread absurdly wide; else it stays NULL and steps are never
+ * run in triplets.  Returns 0, or -2 when out of memory.
+ */
+static int place_runs(struct engine *e, size_t total_runs)
+{
+	size_t i, k, last = 0;
+
+	for (i = 0; i < e->count; i++) {
+		const struct bisect_commit *c = &e->commits[i];
+
+		if (!seq_known(c->seq, c->value_count) ||
+		    !seq_known(c->confirm_seq, c->confirm_count))
+			return 0;
+		if (c->value_count > 0 && c->seq[c->value_count - 1] > last)
+			last = c->seq[c->value_count - 1];
+		if (c->confirm_count > 0 &&
+		    c->confirm_seq[c->confirm_count - 1] > last)
+			last = c->confirm_seq[c->confirm_count - 1];
+	}
+	if (last > 4 * total_runs + 1024)
+		return 0;
+	e->run_at = malloc((last + 1) * sizeof(*e->run_at));
+	if (e->run_at == NULL)
+		return -2;
+	for (k = 0; k <= last; k++)
+		e->run_at[k].commit = SIZE_MAX;
+	for (i = 0; i < e->count; i++) {
+		const struct bisect_commit *c = &e->commits[i];
+
+		for (k = 0; k < c->value_count + c->confirm_count; k++) {
+			bool search = k < c->value_count;
+			size_t f = k - c->value_count;
+			struct placed_run *r =
+			    &e->run_at[search ? c->seq[k] : c->confirm_seq[f]];
+
+			if (r->commit != SIZE_MAX) {
+				/* two runs in one place */
+				free(e->run_at);
+				e->run_at = NULL;
+				return 0;
+			}
+			r->commit = i;
+			r->value =
+			    search ? c->values[k] : c->confirm_values[f];
+			r->search = search;
+		}
+	}
+	e->run_last = last;
+	return 0;
+}
+
+/*
+ * Do the search runs show a second mode?  Each run's distance from its
+ * commit's median (commits with step_runs_min runs or more) against the
+ * robust sd of all those distances (MAD-based): TWO_MODE_FAR_MIN runs,
+ * and TWO_MODE_SHARE of them, beyond TWO_MODE_FAR of it.  Sets
+ * e->two_mode (only when the run order is known) and e->sigma_paired, the
+ * noise of one run as the differences of the endpoints' interleaved runs
+ * show it (a good run and the bad run after it), which a slow stretch
+ * shifts alike; the pooled noise when there are fewer than ten.
+ */
+static void detect_two_mode(struct engine *e)
+{
+	const struct bisect_commit *good = &e->commits[0];
+	size_t i, k, n = 0, far = 0;
+	double robust;
+
+	e->two_mode = false;
+	e->sigma_paired = e->sigma;
+	e->change_paired = NAN;
+	if (e->run_at == NULL)
+		return;
+	for (i = 0; i < e->count; i++) {
+		const struct bisect_commit *c = &e->commits[i];
+		double median;
+
+		if (c->value_count < e->opts->step_runs_min)
+			continue;
+		median = stats_median(c->values, c->value_count);
+		for (k = 0; k < c->value_count; k++)
+			e->scratch[n++] = c->values[k] - median;
+	}
+	if (n == 0)
+		return;
+	robust = 1.4826 * stats_mad(e->scratch, n);
+	if (!(robust > 0))
+		return;
+	for (k = 0; k < n; k++)
+		far += fabs(e->scratch[k]) > TWO_MODE_FAR * robust;
+	e->two_mode = far >= TWO_MODE_FAR_MIN &&
+		      (double)far >= TWO_MODE_SHARE * (double)n;
+	for (n = 0, k = 0; k < good->value_count; k++) {
+		const struct placed_run *b = neighbour(e, good->seq[k], 1);
+
+		if (b != NULL && b->search && b->commit == e->count - 1)
+			e->scratch[n++] = b->value - good->values[k];
+	}
+	if (n >= 10) {
+		double s = 1.4826 * stats_mad(e->scratch, n) / M_SQRT2;
+
+		e->change_paired = stats_median(e->scratch, n);
+		if (s > 0 && (s < e->sigma || !(e->sigma > 0)))
+			e->sigma_paired = s;
+	}
+}
+
 /* ---- confirmation and culprits ------------------------------------ */
 
 /*
@@ -1070,6 +1473,14 @@ static int finish_segment(struct engine *e, struct segment *s)
 		/* The culprit's own change: from its part's older level to
 		 * its newer one, whatever the endpoints did. */
 		direction = high.mean < low.mean ? -1.0 : 1.0;
+	}
+	/* On a machine with two modes the levels' means hold slow runs, as
+	 * many as their commits happened to catch: the endpoints' pairs
+	 * give the change of a part between them. */
+	if (e->two_mode && !s->split && isfinite(e->change_paired) &&
+	    e->change_paired != 0) {
+		delta = fabs(e->change_paired);
+		direction = e->change_paired < 0 ? -1.0 : 1.0;
 	}
 	cul->p_value = 1.0;
 	if (e->opts->confirm && !e->commits[cul->parent].build_failed &&
@@ -1535,6 +1946,13 @@ static int search(struct engine *e, struct segment *stack, size_t *depth)
 			continue;
 		}
 		c = &e->commits[mid];
+		if (e->two_mode) {
+			rc = step_paired(e, s, &low, &high, mid, &dec, &llr);
+			if (rc == 0)
+				return 0; /* runs requested */
+			if (rc == 1)
+				goto decided;
+		}
 		if (firm_up_level(e, s, &low, &high))
 			return 0; /* runs requested */
 		dec = classify(e, &low, &high, c, &llr);
@@ -1582,6 +2000,7 @@ static int search(struct engine *e, struct segment *stack, size_t *depth)
 				BISECT_SEARCH);
 			return 0;
 		}
+	decided:
 		out->steps_done++;
 		s->error += exp(-fabs(llr));
 		if (noise_add(e, mid) < 0)
@@ -1953,6 +2372,7 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	struct segment stack[MAX_SEGMENTS];
 	struct engine e;
 	size_t depth = 0, i, total_runs = 0, need, fresh_most = 0;
+	size_t search_most = 0;
 	const struct bisect_commit *good, *bad;
 	enum comparison endpoints;
 	size_t split_at = 0;
@@ -1986,6 +2406,8 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 		    commits[i].value_count + commits[i].confirm_count;
 		if (commits[i].confirm_count > fresh_most)
 			fresh_most = commits[i].confirm_count;
+		if (commits[i].value_count > search_most)
+			search_most = commits[i].value_count;
 	}
 	good = &commits[0];
 	bad = &commits[count - 1];
@@ -2001,8 +2423,11 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	e.pair_a = malloc(3 * (fresh_most + 1) * sizeof(*e.pair_a));
 	e.pair_b = e.pair_a != NULL ? e.pair_a + fresh_most + 1 : NULL;
 	e.pair_d = e.pair_a != NULL ? e.pair_b + fresh_most + 1 : NULL;
+	e.trip_u = malloc(3 * (search_most + 1) * sizeof(*e.trip_u));
+	e.trip_w = e.trip_u != NULL ? e.trip_u + search_most + 1 : NULL;
+	e.trip_tmp = e.trip_u != NULL ? e.trip_w + search_most + 1 : NULL;
 	if (e.scratch == NULL || e.chain == NULL || e.pair_a == NULL ||
-	    bisect_set_init(&e.tmp, count) < 0 ||
+	    e.trip_u == NULL || bisect_set_init(&e.tmp, count) < 0 ||
 	    bisect_set_init(&e.all, count) < 0)
 		goto out;
 	for (i = 0; i < count; i++)
@@ -2109,6 +2534,10 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	stack[0].bad = count - 1;
 	depth = 1;
 search:
+	/* A machine with two modes: steps in triplets. */
+	if (place_runs(&e, total_runs) < 0)
+		goto out;
+	detect_two_mode(&e);
 	rc = search(&e, stack, &depth);
 	if (rc < 0) {
 		error = rc;
@@ -2125,6 +2554,8 @@ out:
 	free(e.scratch);
 	free(e.chain);
 	free(e.pair_a);
+	free(e.trip_u);
+	free(e.run_at);
 	bisect_set_clear(&e.tmp);
 	bisect_set_clear(&e.all);
 	if (error < 0)

@@ -30,7 +30,12 @@
  *     each level that counts the levels' own uncertainty, so a level known
  *     from few runs gets more runs rather than deciding too much, and a
  *     consistency check; a commit like neither level splits the segment
- *     in two, so every change point is found.
+ *     in two, so every change point is found.  When the search runs show
+ *     a second mode far from the first (a machine that runs a share of
+ *     its runs much slower) and their order is known (seq), a tested
+ *     commit is run interleaved with a commit of each level (low, commit,
+ *     high) and classified on the medians of those triplets, which a
+ *     slow stretch shifts alike.
  *  3. Each culprit is confirmed against its parent with fresh interleaved
  *     runs before it is reported (a culprit the fresh runs refute is not
  *     named beside a confirmed one).  When the runs' order is known
@@ -122,6 +127,12 @@ struct bisect_commit {
 	 * one after the other, which a machine that switches speed between
 	 * runs cannot fake; without it, all runs of each side, as before. */
 	const size_t *confirm_seq;
+	/* Each search run's place in that same order (NULL / a 0 entry:
+	 * unknown).  With it, on a machine whose runs show a second mode
+	 * far from the first, a tested commit is run interleaved with a
+	 * commit of each level it is compared with (low, commit, high) and
+	 * classified on those triplets, which a slow stretch shifts alike. */
+	const size_t *seq;
 };
 
 struct bisect_request {

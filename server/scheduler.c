@@ -140,6 +140,7 @@ int sched_fill_runs(struct sched_job *job, const struct store_run_kpi *runs,
 	}
 	for (i = 0; i < job->count; i++) {
 		job->input[i].values = job->values + offset;
+		job->input[i].seq = job->seq + offset;
 		offset += fill[2 * i];
 		job->input[i].confirm_values = job->values + offset;
 		job->input[i].confirm_seq = job->seq + offset;

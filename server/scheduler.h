@@ -32,7 +32,7 @@ struct sched_job {
 	struct sched_commit *commits;
 	struct bisect_commit *input; /* engine input, one per commit */
 	double *values;		     /* storage behind the runs' values */
-	size_t *seq;		     /* behind input[].confirm_seq */
+	size_t *seq;		     /* behind input[].seq, confirm_seq */
 	size_t *parents;	     /* storage behind input[].parents */
 	enum bisect_class *classes;
 	struct bisect_result result;
@@ -54,9 +54,9 @@ struct store_run_kpi; /* store/store_tasks.h */
 /*
  * Fills job->input (job->count commits, loaded) with runs[0..n), every
  * run of the job in upload order (store_runs_kpis): each commit's search
- * and confirmation KPIs in that order, and each confirmation run's place
- * in it, 1 for the first run of the job (bisect_commit.confirm_seq: a
- * worker uploads a task's runs in the order it made them).  Runs without
+ * and confirmation KPIs in that order, and each run's place in it, 1 for
+ * the first run of the job (bisect_commit.seq and confirm_seq: a worker
+ * uploads a task's runs in the order it made them).  Runs without
  * a KPI are counted in failed_runs and keep their place; runs naming a
  * commit outside the range are ignored.  Allocates job->values and
  * job->seq.  Returns 0, or -1 when out of memory.

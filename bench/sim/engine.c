@@ -28,6 +28,7 @@ static void engine_feed(struct bisect_commit *in, struct sim_trial *trial)
 		in[i].confirm_values = trial->confirm[i].values;
 		in[i].confirm_count = trial->confirm[i].count;
 		in[i].confirm_seq = trial->confirm[i].order;
+		in[i].seq = trial->search[i].order;
 	}
 }
 

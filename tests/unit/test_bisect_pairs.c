@@ -10,8 +10,10 @@
  *  - the parent's fresh runs were made long before the culprit's (for an
  *    earlier culprit), while the machine was fast, and only the culprit
  *    is run now, while it is slow.
- * Each confirmation run is given its place in the order the runs were
- * made (bisect_commit.confirm_seq), as the server gives the upload order.
+ * Each run is given its place in the order the runs were made
+ * (bisect_commit.seq and confirm_seq), as the server gives the upload
+ * order.  One more test is about a step of the search on that machine: a
+ * tested commit whose first runs fall in a slow stretch.
  *
  * The search's runs are given as they were found (they named the culprit;
  * the tests are about what its confirmation does); every run the engine
@@ -49,14 +51,22 @@ struct pairs_job {
 	double level[PAIRS_COMMITS_MAX];
 	size_t parents[PAIRS_COMMITS_MAX];
 	double values[PAIRS_COMMITS_MAX][PAIRS_RUNS_CAP];
+	size_t seq[PAIRS_COMMITS_MAX][PAIRS_RUNS_CAP];
 	size_t value_count[PAIRS_COMMITS_MAX];
 	double confirm[PAIRS_COMMITS_MAX][PAIRS_RUNS_CAP];
 	size_t confirm_seq[PAIRS_COMMITS_MAX][PAIRS_RUNS_CAP];
 	size_t confirm_count[PAIRS_COMMITS_MAX];
 	struct bisect_commit input[PAIRS_COMMITS_MAX];
+	enum bisect_class classes[PAIRS_COMMITS_MAX];
+	/* the first class other than untested or undecided each commit
+	 * had, over every step */
+	enum bisect_class first_class[PAIRS_COMMITS_MAX];
 	size_t runs;	  /* runs made so far: the last run's place */
 	size_t slow_from; /* the slow stretch: runs slow_from.. */
 	size_t slow_to;	  /* ..up to slow_to, not included */
+	/* when not 0: commit slow_at_first - 1's first run starts a slow
+	 * stretch (the machine slows down just as it is first tested) */
+	size_t slow_at_first;
 	gsl_rng *rng;
 };
 
@@ -81,6 +91,7 @@ static void pairs_search_runs(struct pairs_job *job, size_t commit,
 
 	for (k = 0; k < n; k++) {
 		job->runs++;
+		job->seq[commit][job->value_count[commit]] = job->runs;
 		job->values[commit][job->value_count[commit]++] =
 		    mean + gsl_ran_gaussian(job->rng, PAIRS_SD);
 	}
@@ -92,6 +103,11 @@ static double pairs_run(struct pairs_job *job, size_t commit)
 	double v = job->level[commit] + gsl_ran_gaussian(job->rng, PAIRS_SD);
 
 	job->runs++;
+	if (job->slow_at_first == commit + 1) {
+		job->slow_at_first = 0;
+		job->slow_from = job->runs;
+		job->slow_to = job->slow_from + PAIRS_SLOW_STRETCH;
+	}
 	if (job->runs >= job->slow_from && job->runs < job->slow_to)
 		v *= PAIRS_SLOWDOWN;
 	return v;
@@ -108,6 +124,7 @@ static void pairs_make(struct pairs_job *job, size_t commit, bool confirm)
 		job->confirm[commit][job->confirm_count[commit]++] = v;
 	} else {
 		assert_true(job->value_count[commit] < PAIRS_RUNS_CAP);
+		job->seq[commit][job->value_count[commit]] = job->runs;
 		job->values[commit][job->value_count[commit]++] = v;
 	}
 }
@@ -122,6 +139,7 @@ static void pairs_refresh(struct pairs_job *job)
 		memset(c, 0, sizeof(*c));
 		c->values = job->values[i];
 		c->value_count = job->value_count[i];
+		c->seq = job->seq[i];
 		c->confirm_values = job->confirm[i];
 		c->confirm_count = job->confirm_count[i];
 		c->confirm_seq = job->confirm_seq[i];
@@ -158,13 +176,18 @@ static void pairs_serve(struct pairs_job *job, const struct bisect_result *res)
 static void pairs_bisect(struct pairs_job *job, struct bisect_result *res)
 {
 	struct bisect_options opts;
-	size_t steps;
+	size_t steps, k;
 
 	bisect_options_init(&opts, false); /* a time: lower is better */
 	for (steps = 0; steps < PAIRS_STEPS_MAX; steps++) {
 		pairs_refresh(job);
-		assert_int_equal(
-		    bisect_step(res, NULL, job->input, job->count, &opts), 0);
+		assert_int_equal(bisect_step(res, job->classes, job->input,
+					     job->count, &opts),
+				 0);
+		for (k = 0; k < job->count; k++)
+			if (job->first_class[k] == BISECT_UNTESTED &&
+			    job->classes[k] != BISECT_UNDECIDED)
+				job->first_class[k] = job->classes[k];
 		if (res->verdict != BISECT_PENDING)
 			return;
 		assert_true(res->request_count > 0);
@@ -347,6 +370,57 @@ static void test_bisect_pairs__both_sides_get_new_runs_alike(void **state)
 	}
 }
 
+/*
+ * A step of the search on the two-mode machine: good (0) and commit 1 run
+ * at one level, bad (2) 2% slower.  The endpoints' runs, interleaved,
+ * caught a slow stretch, so the runs show the slow mode.  The machine
+ * falls into a slow stretch again just as commit 1 is first tested: run
+ * alone, its first runs are all slow and sit far beyond both levels, and
+ * commit 1 was taken for a third level (a change on each side of it),
+ * or for bad's.  Run between runs of each level (good, 1, bad), it is at
+ * good's level whatever the mode: its first decision puts it there, and
+ * bad alone is named.
+ */
+static void test_bisect_pairs__step_in_slow_stretch_is_classified(void **state)
+{
+	struct pairs_job job;
+	struct bisect_result res;
+	size_t seed, k, right = 0;
+
+	(void)state;
+	for (seed = 1; seed <= 10; seed++) {
+		pairs_init(&job, 3, seed);
+		job.level[0] = job.level[1] = 1000.0;
+		job.level[2] = 1020.0;
+		job.slow_from = 11;
+		job.slow_to = job.slow_from + PAIRS_SLOW_STRETCH;
+		for (k = 0; k < 20; k++) {
+			pairs_make(&job, 0, false);
+			pairs_make(&job, 2, false);
+		}
+		job.slow_at_first = 1 + 1;
+		pairs_bisect(&job, &res);
+		check_backed(&res);
+		if (job.first_class[1] == BISECT_GOOD_LIKE &&
+		    job.classes[1] == BISECT_GOOD_LIKE &&
+		    res.culprit_count == 1 && confirmed_culprit(&res, 2))
+			right++;
+		else
+			print_message("seed %zu: commit 1 first %s, then %s; "
+				      "%zu culprits, verdict %s\n",
+				      seed,
+				      bisect_class_name(job.first_class[1]),
+				      bisect_class_name(job.classes[1]),
+				      res.culprit_count,
+				      bisect_verdict_name(res.verdict));
+		gsl_rng_free(job.rng);
+	}
+	print_message("commit 1 at good's level, bad alone named: %zu of "
+		      "10\n",
+		      right);
+	assert_int_equal(right, 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +429,8 @@ int main(void)
 	    cmocka_unit_test(
 		test_bisect_pairs__parent_runs_long_before_culprit),
 	    cmocka_unit_test(test_bisect_pairs__both_sides_get_new_runs_alike),
+	    cmocka_unit_test(
+		test_bisect_pairs__step_in_slow_stretch_is_classified),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

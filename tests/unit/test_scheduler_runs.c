@@ -59,6 +59,8 @@ test_sched_fill_runs__confirmation_runs_keep_upload_order(void **state)
 	assert_int_equal(job.input[0].value_count, 2);
 	assert_true(job.input[0].values[0] == 1.0);
 	assert_true(job.input[0].values[1] == 1.5);
+	assert_int_equal(job.input[0].seq[0], 1);
+	assert_int_equal(job.input[0].seq[1], 10);
 	assert_int_equal(job.input[0].confirm_count, 0);
 
 	assert_int_equal(job.input[1].value_count, 0);
@@ -71,6 +73,7 @@ test_sched_fill_runs__confirmation_runs_keep_upload_order(void **state)
 
 	assert_int_equal(job.input[2].value_count, 1);
 	assert_true(job.input[2].values[0] == 2.0);
+	assert_int_equal(job.input[2].seq[0], 2);
 	assert_int_equal(job.input[2].confirm_count, 3);
 	assert_true(job.input[2].confirm_values[0] == 20.0);
 	assert_true(job.input[2].confirm_values[2] == 22.0);
@@ -93,6 +96,7 @@ static void test_sched_fill_runs__no_runs(void **state)
 		assert_int_equal(job.input[i].value_count, 0);
 		assert_int_equal(job.input[i].confirm_count, 0);
 		assert_non_null(job.input[i].confirm_seq);
+		assert_non_null(job.input[i].seq);
 	}
 	sched_job_clear(&job);
 }
