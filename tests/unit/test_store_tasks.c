@@ -432,6 +432,65 @@ test_store_tasks__a_job_moves_when_its_machine_is_gone(void **state)
 	store_claim_clear(&other);
 }
 
+/* Another server's connection: a lock it would wait on fails the test
+ * within 5 s instead of hanging it. */
+static PGconn *another_conn(void)
+{
+	PGconn *conn = PQconnectdb(testdb.conninfo);
+	PGresult *r;
+
+	assert_int_equal(PQstatus(conn), CONNECTION_OK);
+	r = PQexec(conn, "SET statement_timeout = 5000");
+	assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+	PQclear(r);
+	return conn;
+}
+
+static void test_store_tasks__concurrent_claims_bind_a_job_once(void **state)
+{
+	struct store_claim mine, theirs, none;
+	long long a, b, job = make_job("race"), job2 = make_job("race");
+	PGconn *other = another_conn();
+
+	(void)state;
+	assert_int_equal(store_workers_register(&a, db_conn(), "race-a",
+						"race", NULL, token_a),
+			 0);
+	assert_int_equal(store_workers_register(&b, db_conn(), "race-b",
+						"race", NULL, token_b),
+			 0);
+	queue_two_commit_task(job);
+	queue_two_commit_task(job);
+	queue_two_commit_task(job2);
+	/* a's claim, not yet committed, holds the unbound job... */
+	assert_int_equal(db_begin(db_conn()), 0);
+	assert_int_equal(
+	    store_tasks_claim(&mine, db_conn(), a, token_a, LEASE, 60), 0);
+	assert_int_equal(mine.job_id, job);
+	/* ...so b's claim at the same time passes over the job's second
+	 * task, without waiting, and takes the other job's. */
+	assert_int_equal(db_begin(other), 0);
+	assert_int_equal(
+	    store_tasks_claim(&theirs, other, b, token_b, LEASE + 1, 60), 0);
+	assert_int_equal(theirs.job_id, job2);
+	assert_int_equal(db_commit(other), 0);
+	assert_int_equal(db_commit(db_conn()), 0);
+	assert_int_equal(job_worker(job), a);
+	assert_int_equal(job_worker(job2), b);
+	/* The job's second task is a's alone. */
+	assert_int_equal(
+	    store_tasks_claim(&none, db_conn(), b, token_b, LEASE + 2, 60),
+	    STORE_NOT_FOUND);
+	assert_int_equal(
+	    store_tasks_claim(&none, db_conn(), a, token_a, LEASE + 2, 60), 0);
+	assert_int_equal(none.job_id, job);
+	assert_int_not_equal(none.task_id, mine.task_id);
+	store_claim_clear(&none);
+	store_claim_clear(&theirs);
+	store_claim_clear(&mine);
+	PQfinish(other);
+}
+
 static void test_store_outbox__next_skips_what_waits_or_was_sent(void **state)
 {
 	const char *to[2] = {"a@example.org", "b@example.org"};
@@ -632,6 +691,8 @@ int main(void)
 		test_store_tasks__a_job_keeps_to_its_first_machine),
 	    cmocka_unit_test(
 		test_store_tasks__a_job_moves_when_its_machine_is_gone),
+	    cmocka_unit_test(
+		test_store_tasks__concurrent_claims_bind_a_job_once),
 	    cmocka_unit_test(
 		test_store_outbox__next_skips_what_waits_or_was_sent),
 	    cmocka_unit_test(
