@@ -10,6 +10,7 @@ import signal
 import time
 
 from harness import Service, bench_repo, check, eq, rand_index, test
+from test_web import Browser
 
 P = "fleet"
 COMMITS = 16
@@ -114,6 +115,15 @@ def a_job_whose_machine_dies_finishes_on_another_without_mixing(env):
         log = open(os.path.join(env.root, P + "-server.log")).read()
         check("the job moves to worker" in log, "the move is logged")
         check(time.time() - killed_at > 4, "moved after the timeout only")
+        # The job page names the machine and says the earlier runs are
+        # not counted.
+        status, _, page = Browser(svc.url).sign_in(svc.read_token).get(
+            "/jobs/%d" % job)
+        eq(status, 200, "the job page")
+        check('id="machine">fleet-b (group default)' in page
+              and "moved 1 time(s)" in page
+              and "%d runs of earlier machines" % machine["runs_superseded"]
+              in page, "the job page names its machine and the move")
         report = svc.api.call("GET", "/api/v1/jobs/%d/report" % job,
                               token=svc.read_token)
         workers = svc.api.ok("GET", "/api/v1/workers", token=svc.read_token)
