@@ -211,16 +211,25 @@ void api_jobs_runs(struct http_response *res, struct http_request *req)
 	for (i = 0; i < runs.count; i++) {
 		const struct store_job_run *run = &runs.runs[i];
 
-		json_array_append_new(
-		    list, json_pack("{s:s,s:I,s:s?,s:I,s:o,s:o,s:o,s:s}",
-				    "commit", run->commit, "commit_index",
-				    (json_int_t)run->commit_index, "worker",
-				    run->worker, "exit_code",
-				    (json_int_t)run->exit_code, "wall_s",
-				    real_or_null(run->wall_s), "kpi",
-				    real_or_null(run->kpi), "metrics",
-				    run_metrics(run), "created_at",
-				    run->created_at));
+		json_t *item = json_pack(
+		    "{s:s,s:I,s:s?,s:I,s:o,s:o,s:o,s:s,s:s?,s:s?,s:b}",
+		    "commit", run->commit, "commit_index",
+		    (json_int_t)run->commit_index, "worker", run->worker,
+		    "exit_code", (json_int_t)run->exit_code, "wall_s",
+		    real_or_null(run->wall_s), "kpi", real_or_null(run->kpi),
+		    "metrics", run_metrics(run), "created_at", run->created_at,
+		    "group", run->group, "machine", run->machine, "counted",
+		    run->counted);
+
+		/* Which machine made it (issue 14); "counted": it is one of
+		 * the runs the job's comparisons use. */
+		if (item != NULL)
+			json_object_set_new(
+			    item, "worker_id",
+			    run->worker_id > 0
+				? json_integer((json_int_t)run->worker_id)
+				: json_null());
+		json_array_append_new(list, item);
 	}
 	http_json(
 	    res, 200,

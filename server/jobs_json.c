@@ -9,6 +9,7 @@
 #include "jobs.h"
 #include "rechecks.h"
 #include "scheduler.h"
+#include "store/store_engine.h"
 
 /*
  * Where the job stands.  While it runs: the engine's segment and estimate,
@@ -222,6 +223,27 @@ static json_t *delivery_json(PGconn *conn, long long job_id)
 	return report;
 }
 
+/*
+ * The machine the job keeps to (issue 14): {"worker_id", "name", "group",
+ * "machine", "bound_at", "moves", "runs_superseded"}, or null before its
+ * first claim.  Its "runs" and commits count that machine's runs only;
+ * GET /api/v1/jobs/{id}/runs lists the superseded ones too.
+ */
+static json_t *machine_json(PGconn *conn, long long job_id)
+{
+	struct store_engine_machine m;
+
+	if (store_engine_machine(&m, conn, job_id) != STORE_OK || !m.bound)
+		return json_null();
+	return json_pack("{s:I,s:s,s:s,s:s?,s:s?,s:I,s:I}", "worker_id",
+			 (json_int_t)m.worker_id, "name", m.name, "group",
+			 m.group, "machine",
+			 m.machine[0] != '\0' ? m.machine : NULL, "bound_at",
+			 m.bound_at[0] != '\0' ? m.bound_at : NULL, "moves",
+			 (json_int_t)m.moves, "runs_superseded",
+			 (json_int_t)m.runs_superseded);
+}
+
 json_t *jobs_json(PGconn *conn, long long job_id, bool *failed)
 {
 	struct store_job row;
@@ -260,6 +282,7 @@ json_t *jobs_json(PGconn *conn, long long job_id, bool *failed)
 		goto out;
 	}
 	json_object_set_new(out, "report", delivery_json(conn, job_id));
+	json_object_set_new(out, "machine", machine_json(conn, job_id));
 	/* Builds the workers did for the job; a task uploaded by a worker
 	 * that did not say counts none. */
 	if (store_jobs_builds(&builds, conn, job_id) < 0)

@@ -36,6 +36,7 @@ static void usage(FILE *out)
 	    "           [--connection-timeout SECONDS]\n"
 	    "           [--inbox MAILDIR] [--inbox-timeout SECONDS]\n"
 	    "           [--max-jobs-per-hour N] [--max-open-jobs N]\n"
+	    "           [--machine-timeout SECONDS]\n"
 	    "environment: STATBISECT_DB, STATBISECT_LISTEN,"
 	    " STATBISECT_SMTP_URL,\n"
 	    "  STATBISECT_MAIL_FROM, STATBISECT_ADMIN_TOKEN,"
@@ -44,7 +45,8 @@ static void usage(FILE *out)
 	    "  STATBISECT_MAX_CONNECTIONS_PER_IP,"
 	    " STATBISECT_CONNECTION_TIMEOUT,\n"
 	    "  STATBISECT_INBOX, STATBISECT_INBOX_TIMEOUT,\n"
-	    "  STATBISECT_MAX_JOBS_PER_HOUR, STATBISECT_MAX_OPEN_JOBS\n");
+	    "  STATBISECT_MAX_JOBS_PER_HOUR, STATBISECT_MAX_OPEN_JOBS,\n"
+	    "  STATBISECT_MACHINE_TIMEOUT\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -149,8 +151,9 @@ struct options {
 	char *sql_dir;
 	const char *limits_given[3]; /* connections, per address, timeout */
 	unsigned threads;
-	const char *inbox;	   /* the Maildir of patch series, or NULL */
-	const char *inbox_timeout; /* seconds, as given */
+	const char *inbox;	     /* the Maildir of patch series, or NULL */
+	const char *inbox_timeout;   /* seconds, as given */
+	const char *machine_timeout; /* seconds, as given */
 	unsigned inbox_timeout_s;
 	const char *job_limits_given[2]; /* per hour, open at once */
 };
@@ -173,6 +176,7 @@ static const struct option long_options[] = {
     {"inbox-timeout", required_argument, NULL, 'W'},
     {"max-jobs-per-hour", required_argument, NULL, 'J'},
     {"max-open-jobs", required_argument, NULL, 'O'},
+    {"machine-timeout", required_argument, NULL, 'M'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -193,6 +197,7 @@ static void options_defaults(struct options *opts)
 	server_config.mail_from = env_or(
 	    "STATBISECT_MAIL_FROM", "statbisect robot <statbisect@localhost>");
 	server_config.lease_seconds = 60;
+	opts->machine_timeout = env_or("STATBISECT_MACHINE_TIMEOUT", "120");
 	server_config.smtp_retry_max =
 	    (unsigned)atoi(env_or("STATBISECT_SMTP_RETRY_MAX", "3600"));
 }
@@ -252,6 +257,9 @@ static bool option_take(struct options *opts, int opt, char *arg)
 		break;
 	case 'O':
 		opts->job_limits_given[1] = arg;
+		break;
+	case 'M':
+		opts->machine_timeout = arg;
 		break;
 	default:
 		return false;
@@ -326,14 +334,15 @@ static int options_check(const struct options *opts, char **host,
 	return 0;
 }
 
-/* The inbox timeout given (default INBOX_TIMEOUT_DEFAULT_S) into *out;
- * -1 (said on stderr) when it is not 1 to 604800 seconds. */
-static int inbox_timeout(unsigned *out, const char *text)
+/* A number of seconds given as `text` (NULL: `fallback`) into *out; -1
+ * (said on stderr, naming `option`) when it is not 1 to 604800. */
+static int seconds_option(unsigned *out, const char *text, unsigned fallback,
+			  const char *option)
 {
 	char *end;
 	long value;
 
-	*out = INBOX_TIMEOUT_DEFAULT_S;
+	*out = fallback;
 	if (text == NULL)
 		return 0;
 	errno = 0;
@@ -341,10 +350,9 @@ static int inbox_timeout(unsigned *out, const char *text)
 	if (errno != 0 || end == text || *end != '\0' || value < 1 ||
 	    value > 604800) {
 		fprintf(stderr,
-			"statbisect-server: --inbox-timeout (or "
-			"STATBISECT_INBOX_TIMEOUT) takes 1 to 604800 seconds, "
+			"statbisect-server: %s takes 1 to 604800 seconds, "
 			"not '%s'\n",
-			text);
+			option, text);
 		return -1;
 	}
 	*out = (unsigned)value;
@@ -481,7 +489,13 @@ int main(int argc, char **argv)
 	log_init("statbisect-server", LOG_INFO);
 	status = 2;
 	if (limits_configure(&limits, opts.limits_given) < 0 ||
-	    inbox_timeout(&opts.inbox_timeout_s, opts.inbox_timeout) < 0 ||
+	    seconds_option(&opts.inbox_timeout_s, opts.inbox_timeout,
+			   INBOX_TIMEOUT_DEFAULT_S,
+			   "--inbox-timeout (or STATBISECT_INBOX_TIMEOUT)") <
+		0 ||
+	    seconds_option(
+		&server_config.machine_timeout_s, opts.machine_timeout, 120,
+		"--machine-timeout (or STATBISECT_MACHINE_TIMEOUT)") < 0 ||
 	    options_check(&opts, &host, &port) < 0)
 		goto out_options;
 	status = 1;

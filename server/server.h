@@ -16,6 +16,7 @@ struct server_config {
 	const char *mail_from;	       /* "statbisect robot <...>" */
 	const char *mail_from_address; /* the plain address of mail_from */
 	unsigned lease_seconds;	       /* a claimed task's lease */
+	unsigned machine_timeout_s;    /* unseen this long, a worker is gone */
 	unsigned smtp_retry_max; /* longest wait between mail attempts, s */
 	/* Job submissions a token may make per hour, and jobs it may have
 	 * open at once, unless the token says otherwise; 0: no limit. */

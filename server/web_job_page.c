@@ -542,6 +542,12 @@ static json_t *job_context(PGconn *conn, long long job_id,
 		    ctx, "range",
 		    range_json(job, info.range_lo, info.range_hi, final));
 	json_object_set_new(ctx, "notify", notify_text(job));
+	/* Runs of a machine the job moved away from are not in its plots
+	 * nor its numbers (issue 14): say so. */
+	json_object_set_new(
+	    ctx, "moved",
+	    json_boolean(json_integer_value(json_object_get(
+			     json_object_get(job, "machine"), "moves")) > 0));
 	json_object_set_new(
 	    ctx, "path", bisection_path(conn, job, job_id, id, info.web_url));
 	json_object_set_new(ctx, "report",

@@ -205,6 +205,52 @@ static int new_lease(long long *out)
 	return 0;
 }
 
+/*
+ * Takes over for worker `worker_id` a job of its group whose machine is
+ * gone (issue 14) and asks the engine again: with the old machine's runs
+ * no longer counted, it starts over from the endpoints on this one.
+ * Returns 1 when a job moved, 0 when none was stranded, -1 on a database
+ * error.
+ */
+static int adopt_stranded_job(PGconn *conn, long long worker_id)
+{
+	struct store_move move;
+	int rc = store_tasks_adopt(&move, conn, worker_id,
+				   server_config.machine_timeout_s);
+
+	if (rc == STORE_NOT_FOUND)
+		return 0;
+	if (rc != STORE_OK)
+		return -1;
+	log_info("job %lld: worker %lld not seen for %lld s (machine "
+		 "timeout %u s); the job moves to worker %lld, which measures "
+		 "again: %lld runs kept but no longer counted, %lld tasks "
+		 "withdrawn",
+		 move.job_id, move.old_worker_id, move.unseen_s,
+		 server_config.machine_timeout_s, worker_id,
+		 move.runs_superseded, move.tasks_withdrawn);
+	if (sched_advance(conn, move.job_id, server_config.base_url) < 0)
+		return -1;
+	return 1;
+}
+
+/* A task for worker `worker_id`: of a job bound to it or to none, else of
+ * a job it takes over from a machine that is gone. */
+static int claim_task(struct store_claim *out, PGconn *conn,
+		      long long worker_id, long long token_id, long long lease)
+{
+	int rc = store_tasks_claim(out, conn, worker_id, token_id, lease,
+				   server_config.lease_seconds);
+
+	if (rc != STORE_NOT_FOUND)
+		return rc;
+	rc = adopt_stranded_job(conn, worker_id);
+	if (rc <= 0)
+		return rc < 0 ? STORE_FAILED : STORE_NOT_FOUND;
+	return store_tasks_claim(out, conn, worker_id, token_id, lease,
+				 server_config.lease_seconds);
+}
+
 void workers_claim(struct http_response *res, struct http_request *req)
 {
 	PGconn *conn = db_conn();
@@ -229,8 +275,7 @@ void workers_claim(struct http_response *res, struct http_request *req)
 		db_rollback(conn);
 		return;
 	}
-	rc = store_tasks_claim(&claim, conn, worker_id, req->token_id, lease,
-			       server_config.lease_seconds);
+	rc = claim_task(&claim, conn, worker_id, req->token_id, lease);
 	if (rc != STORE_OK) {
 		db_rollback(conn);
 		if (rc == STORE_NOT_FOUND)
@@ -275,10 +320,15 @@ static bool check_lease(struct http_response *res, PGconn *conn,
 	}
 	if (rc == STORE_NOT_FOUND) {
 		http_error(res, 404, "not_found", "no task %s", task_text);
-	} else if (strcmp(out->job_state, "cancelled") == 0 ||
-		   strcmp(out->state, "cancelled") == 0) {
+	} else if (strcmp(out->job_state, "cancelled") == 0) {
 		http_error(res, 409, "cancelled",
 			   "the job of task %s was cancelled", task_text);
+	} else if (strcmp(out->state, "cancelled") == 0) {
+		/* store_tasks_adopt: its machine was taken for gone. */
+		http_error(res, 409, "job_moved",
+			   "task %s was withdrawn: its job moved to another "
+			   "machine; its runs are not counted",
+			   task_text);
 	} else if (strcmp(out->state, "running") != 0 || out->lease != lease ||
 		   !out->live) {
 		http_error(res, 409, "lease_lost",
@@ -301,7 +351,7 @@ void workers_heartbeat(struct http_response *res, struct http_request *req)
 	json_t *body = http_json_body(res, req), *lease;
 	struct store_task_lease held;
 	PGconn *conn = db_conn();
-	long long task_id;
+	long long task_id, token_id;
 
 	if (body == NULL)
 		return;
@@ -321,8 +371,11 @@ void workers_heartbeat(struct http_response *res, struct http_request *req)
 		db_rollback(conn);
 		goto out;
 	}
+	/* A worker busy with a task is seen: its jobs stay with it. */
 	if (store_tasks_extend(conn, task_id, server_config.lease_seconds) <
 		0 ||
+	    store_workers_touch(&token_id, conn, held.worker_id) ==
+		STORE_FAILED ||
 	    db_commit(conn) < 0) {
 		db_rollback(conn);
 		http_db_failed(res);
@@ -584,6 +637,7 @@ void workers_result(struct http_response *res, struct http_request *req)
 	struct upload up = {.task_text = req->params[0]};
 	struct store_task_lease held;
 	PGconn *conn = db_conn();
+	long long token_id;
 
 	if (body == NULL)
 		return;
@@ -621,6 +675,12 @@ void workers_result(struct http_response *res, struct http_request *req)
 	}
 	up.job_id = held.job_id;
 	up.worker_id = held.worker_id;
+	if (store_workers_touch(&token_id, conn, held.worker_id) ==
+	    STORE_FAILED) {
+		db_rollback(conn);
+		http_db_failed(res);
+		goto out;
+	}
 	if (store_upload(res, conn, &up, body) < 0) {
 		db_rollback(conn);
 		goto out;

@@ -153,6 +153,47 @@ int store_engine_finish(PGconn *conn, long long job_id,
 	return STORE_OK;
 }
 
+int store_engine_machine(struct store_engine_machine *out, PGconn *conn,
+			 long long job_id)
+{
+	char id[STORE_INT_TEXT];
+	const char *params[1] = {store_int_text(id, job_id)};
+	PGresult *r;
+
+	memset(out, 0, sizeof(*out));
+	r = db_exec(conn,
+		    "SELECT j.worker_id, j.machine_moves, w.name, w.grp,"
+		    " w.machine, " STORE_TIMESTAMP(
+			"j.bound_at") ","
+				      " (SELECT count(*) FROM runs r WHERE "
+				      "r.job_id = j.id"
+				      " AND r.superseded)"
+				      " FROM jobs j LEFT JOIN workers w ON "
+				      "w.id = j.worker_id"
+				      " WHERE j.id = $1",
+		    1, params);
+	if (r == NULL)
+		return STORE_FAILED;
+	if (PQntuples(r) != 1) {
+		PQclear(r);
+		return STORE_NOT_FOUND;
+	}
+	out->bound = !db_is_null(r, 0, 0);
+	out->worker_id = out->bound ? db_int(r, 0, 0) : 0;
+	out->moves = db_int(r, 0, 1);
+	snprintf(out->name, sizeof(out->name), "%s",
+		 out->bound ? db_text(r, 0, 2) : "");
+	snprintf(out->group, sizeof(out->group), "%s",
+		 out->bound ? db_text(r, 0, 3) : "");
+	snprintf(out->machine, sizeof(out->machine), "%s",
+		 !db_is_null(r, 0, 4) ? db_text(r, 0, 4) : "");
+	snprintf(out->bound_at, sizeof(out->bound_at), "%s",
+		 !db_is_null(r, 0, 5) ? db_text(r, 0, 5) : "");
+	out->runs_superseded = db_int(r, 0, 6);
+	PQclear(r);
+	return STORE_OK;
+}
+
 int store_engine_fail(PGconn *conn, long long job_id, const char *message)
 {
 	char id[STORE_INT_TEXT];

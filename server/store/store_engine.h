@@ -65,6 +65,20 @@ struct store_engine_verdict {
 int store_engine_finish(PGconn *conn, long long job_id,
 			const struct store_engine_verdict *verdict);
 
+/* The machine a job is bound to (issue 14), as the API shows it. */
+struct store_engine_machine {
+	bool bound;		    /* false until a worker claimed a task */
+	long long worker_id, moves; /* moves: how often it moved */
+	char name[129], group[65];  /* the worker's */
+	char machine[513];	    /* its description; "" when none */
+	char bound_at[32];	    /* as store.h writes timestamps */
+	long long runs_superseded;  /* runs of earlier machines, kept */
+};
+
+/* STORE_NOT_FOUND when there is no job `job_id`. */
+int store_engine_machine(struct store_engine_machine *out, PGconn *conn,
+			 long long job_id);
+
 /* Marks job `job_id` failed, saying why in `message`. */
 int store_engine_fail(PGconn *conn, long long job_id, const char *message);
 

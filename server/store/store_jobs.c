@@ -486,7 +486,9 @@ int store_jobs_runs(struct store_job_runs *out, PGconn *conn, long long job_id)
 	    conn,
 	    "SELECT r.id, r.commit_idx, c.sha, w.name, r.exit_code,"
 	    " r.wall_s, r.kpi, r.metrics, " STORE_TIMESTAMP(
-		"r.created_at") " FROM jobs j LEFT JOIN runs r ON r.job_id = "
+		"r.created_at") ", r.worker_id, w.grp, w.machine,"
+				" NOT r.superseded FROM jobs j LEFT JOIN runs "
+				"r ON r.job_id = "
 				"j.id"
 				" LEFT JOIN job_commits c"
 				" ON c.job_id = r.job_id AND c.idx = "
@@ -519,6 +521,10 @@ int store_jobs_runs(struct store_job_runs *out, PGconn *conn, long long job_id)
 		run->kpi = number_or_nan(r, row, 6);
 		run->metrics = db_text(r, row, 7);
 		run->created_at = db_text(r, row, 8);
+		run->worker_id = db_is_null(r, row, 9) ? 0 : db_int(r, row, 9);
+		run->group = db_text(r, row, 10);
+		run->machine = db_text(r, row, 11);
+		run->counted = db_bool(r, row, 12);
 		out->count++;
 	}
 	return 0;

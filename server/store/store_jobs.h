@@ -170,6 +170,9 @@ struct store_job_run {
 	long long commit_index, exit_code;
 	const char *commit, *worker, *metrics, *created_at; /* metrics: JSON */
 	double wall_s, kpi;
+	long long worker_id;	     /* the machine that made it; 0: unknown */
+	const char *group, *machine; /* its group and description, or NULL */
+	bool counted; /* made on the machine the job is bound to (issue 14) */
 };
 
 struct store_job_runs {

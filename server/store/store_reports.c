@@ -72,15 +72,20 @@ static int params_of(struct store_report_facts *f, const char *params_text)
 	return 0;
 }
 
+/* The machine the job is bound to (issue 14: its counted runs are all
+ * that machine's); for a job from before that, the machine of a run of
+ * the commit. */
 static int machine_of(struct store_report_facts *f, PGconn *conn,
 		      const char *const params[2])
 {
 	PGresult *r =
 	    db_exec(conn,
-		    "SELECT w.machine FROM runs r JOIN workers w"
-		    " ON w.id = r.worker_id WHERE r.job_id = $1"
-		    " AND r.commit_idx = $2 AND w.machine IS NOT NULL"
-		    " LIMIT 1",
+		    "SELECT m FROM (SELECT 0 AS k, w.machine AS m FROM jobs j"
+		    " JOIN workers w ON w.id = j.worker_id WHERE j.id = $1"
+		    " UNION ALL SELECT 1, w.machine FROM runs r"
+		    " JOIN workers w ON w.id = r.worker_id WHERE r.job_id = $1"
+		    " AND r.commit_idx = $2 AND NOT r.superseded) x"
+		    " WHERE m IS NOT NULL ORDER BY k LIMIT 1",
 		    2, params);
 
 	if (r != NULL && PQntuples(r) == 1)
@@ -167,7 +172,7 @@ int store_reports_samples(struct report_samples *samples, PGconn *conn,
 	r = db_exec(conn,
 		    "SELECT commit_idx, metrics FROM runs WHERE job_id = $1"
 		    " AND commit_idx IN ($2, $3) AND kpi IS NOT NULL"
-		    " ORDER BY id",
+		    " AND NOT superseded ORDER BY id",
 		    3, params);
 	if (r == NULL)
 		return -1;

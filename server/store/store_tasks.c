@@ -209,18 +209,24 @@ void store_claim_clear(struct store_claim *claim)
 
 /* What the worker needs of the claimed task's job: repository and
  * testcase; and the job marked running. */
-static int claim_job(struct store_claim *out, PGconn *conn)
+static int claim_job(struct store_claim *out, PGconn *conn,
+		     long long worker_id)
 {
-	char job[STORE_INT_TEXT];
-	const char *params[1] = {job};
+	char job[STORE_INT_TEXT], worker[STORE_INT_TEXT];
+	const char *params[2] = {job, worker};
 	PGresult *r;
 
 	store_int_text(job, out->job_id);
+	store_int_text(worker, worker_id);
+	/* The job keeps to the machine of its first claim (issue 14); the
+	 * claim's query locked the job row and saw it unbound or ours. */
 	r = db_exec(conn,
 		    "UPDATE jobs SET state = 'running',"
-		    " started_at = coalesce(started_at, now())"
-		    " WHERE id = $1",
-		    1, params);
+		    " started_at = coalesce(started_at, now()),"
+		    " bound_at = CASE WHEN worker_id IS NULL THEN now()"
+		    " ELSE bound_at END,"
+		    " worker_id = coalesce(worker_id, $2) WHERE id = $1",
+		    2, params);
 	if (r == NULL)
 		return -1;
 	PQclear(r);
@@ -270,8 +276,11 @@ int store_tasks_claim(struct store_claim *out, PGconn *conn,
 	if (token_id > 0)
 		params[2] = store_int_text(token, token_id);
 	store_int_text(lease_text, lease);
-	/* The oldest open task whose lease is free or lapsed; a task another
-	 * claim holds locked right now is skipped, not waited for. */
+	/* The oldest open task whose lease is free or lapsed, of a job of
+	 * the group bound to this worker or to none yet; a task or job
+	 * another claim (or an upload) holds locked right now is skipped,
+	 * not waited for.  Locking the job row too keeps two claimers from
+	 * binding one job each to itself. */
 	r = db_exec(conn,
 		    "WITH next AS ("
 		    " SELECT t.id FROM tasks t JOIN jobs j ON j.id = t.job_id"
@@ -280,7 +289,9 @@ int store_tasks_claim(struct store_claim *out, PGconn *conn,
 		    " t.lease_expires_at < now()))"
 		    " AND j.state IN ('queued', 'running')"
 		    " AND j.group_name = w.grp"
-		    " ORDER BY t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
+		    " AND (j.worker_id IS NULL OR j.worker_id = $1)"
+		    " ORDER BY t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED"
+		    " FOR NO KEY UPDATE OF j SKIP LOCKED)"
 		    " UPDATE tasks t SET state = 'running', worker_id = $1,"
 		    " token_id = $3, lease = $4,"
 		    " lease_expires_at = now() + make_interval(secs => $2)"
@@ -297,12 +308,84 @@ int store_tasks_claim(struct store_claim *out, PGconn *conn,
 	out->lease = db_int(r, 0, 1);
 	out->job_id = db_int(r, 0, 2);
 	PQclear(r);
-	if (claim_job(out, conn) < 0 ||
+	if (claim_job(out, conn, worker_id) < 0 ||
 	    store_tasks_plan(&out->plan, conn, out->task_id) != 0) {
 		store_claim_clear(out);
 		return -1;
 	}
 	return 0;
+}
+
+/* A job whose machine is gone: bound to another worker of the group not
+ * seen for the timeout.  A job row another transaction holds is skipped. */
+/* clang-format off */
+static const char adopt_sql[] =
+    "WITH stranded AS ("
+    " SELECT j.id, j.worker_id AS old_worker,"
+    " extract(epoch FROM now() - w.last_seen_at)::bigint AS unseen"
+    " FROM jobs j JOIN workers me ON me.id = $1"
+    " JOIN workers w ON w.id = j.worker_id"
+    " WHERE j.state IN ('queued', 'running') AND j.group_name = me.grp"
+    " AND j.worker_id <> $1"
+    " AND w.last_seen_at < now() - make_interval(secs => $2)"
+    " ORDER BY j.id LIMIT 1 FOR NO KEY UPDATE OF j SKIP LOCKED)"
+    " UPDATE jobs j SET worker_id = $1, bound_at = now(),"
+    " machine_moves = j.machine_moves + 1"
+    " FROM stranded s WHERE j.id = s.id"
+    " RETURNING j.id, s.old_worker, s.unseen";
+/* clang-format on */
+
+int store_tasks_adopt(struct store_move *out, PGconn *conn,
+		      long long worker_id, unsigned machine_timeout_s)
+{
+	char worker[STORE_INT_TEXT], seconds[STORE_INT_TEXT];
+	char job[STORE_INT_TEXT];
+	const char *params[2] = {worker, seconds};
+	const char *job_params[2] = {job, worker};
+	PGresult *r;
+
+	memset(out, 0, sizeof(*out));
+	store_int_text(worker, worker_id);
+	store_int_text(seconds, (long long)machine_timeout_s);
+	r = db_exec(conn, adopt_sql, 2, params);
+	if (r == NULL)
+		return STORE_FAILED;
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		return STORE_NOT_FOUND;
+	}
+	out->job_id = db_int(r, 0, 0);
+	out->old_worker_id = db_int(r, 0, 1);
+	out->unseen_s = db_int(r, 0, 2);
+	PQclear(r);
+	store_int_text(job, out->job_id);
+	/* The runs so far stay for the record, counted no more; the tasks
+	 * planned from them are withdrawn (one an upload holds right now
+	 * is left to end: its runs come in superseded, see
+	 * store_runs_insert). */
+	r = db_exec(conn,
+		    "WITH old AS (UPDATE runs SET superseded = true"
+		    " WHERE job_id = $1 AND NOT superseded"
+		    " AND worker_id IS DISTINCT FROM $2 RETURNING 1)"
+		    " SELECT count(*) FROM old",
+		    2, job_params);
+	if (r == NULL)
+		return STORE_FAILED;
+	out->runs_superseded = db_int(r, 0, 0);
+	PQclear(r);
+	r = db_exec(conn,
+		    "WITH open AS (SELECT id FROM tasks WHERE job_id = $1"
+		    " AND state IN ('queued', 'running')"
+		    " FOR UPDATE SKIP LOCKED),"
+		    " gone AS (UPDATE tasks t SET state = 'cancelled',"
+		    " finished_at = now() FROM open WHERE t.id = open.id"
+		    " RETURNING 1) SELECT count(*) FROM gone",
+		    1, job_params);
+	if (r == NULL)
+		return STORE_FAILED;
+	out->tasks_withdrawn = db_int(r, 0, 0);
+	PQclear(r);
+	return STORE_OK;
 }
 
 int store_tasks_lock(struct store_task_lease *out, PGconn *conn,
@@ -393,11 +476,14 @@ int store_runs_insert(PGconn *conn, const struct store_run *run)
 		params[4] = kpi;
 	}
 	snprintf(wall, sizeof(wall), "%.6f", run->wall_s);
+	/* A run of a machine the job has moved away from is kept for the
+	 * record but not counted (issue 14). */
 	return run_command(conn,
 			   "INSERT INTO runs (job_id, task_id, commit_idx,"
 			   " worker_id, kpi, metrics, exit_code, wall_s,"
-			   " purpose) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,"
-			   " $9)",
+			   " purpose, superseded) SELECT $1, $2, $3, $4, $5,"
+			   " $6, $7, $8, $9, j.worker_id IS NOT NULL AND"
+			   " j.worker_id <> $4 FROM jobs j WHERE j.id = $1",
 			   9, params);
 }
 
@@ -503,7 +589,7 @@ int store_runs_kpis(struct store_run_kpi **out, size_t *count, PGconn *conn,
 	store_int_text(job, job_id);
 	r = db_exec(conn,
 		    "SELECT commit_idx, kpi, purpose = 'confirm' FROM runs"
-		    " WHERE job_id = $1 ORDER BY id",
+		    " WHERE job_id = $1 AND NOT superseded ORDER BY id",
 		    1, params);
 	if (r == NULL)
 		return -1;

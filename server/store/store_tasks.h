@@ -86,16 +86,40 @@ void store_claim_clear(struct store_claim *claim);
 
 /*
  * Claims for worker `worker_id`, which calls with token `token_id`, the
- * oldest open task of its group whose lease is free or lapsed (a task
- * another claim holds locked is skipped): binds it to the worker and the
+ * oldest open task of its group whose lease is free or lapsed and whose
+ * job is bound to this worker or to none (a task or job another
+ * transaction holds locked is skipped): binds it to the worker and the
  * token under lease `lease` (a random number the caller made) for
- * `lease_seconds`, and marks its job running.  Run inside a transaction.
- * Returns 0 with *out filled (free with store_claim_clear),
+ * `lease_seconds`, marks its job running and binds an unbound job to the
+ * worker (jobs.worker_id: one machine per job, issue 14).  Run inside a
+ * transaction. Returns 0 with *out filled (free with store_claim_clear),
  * STORE_NOT_FOUND when there is nothing to do.
  */
 int store_tasks_claim(struct store_claim *out, PGconn *conn,
 		      long long worker_id, long long token_id, long long lease,
 		      unsigned lease_seconds);
+
+/* A job taken over from a machine that is gone (store_tasks_adopt). */
+struct store_move {
+	long long job_id;
+	long long old_worker_id;   /* the machine it was bound to */
+	long long unseen_s;	   /* how long that one was not seen */
+	long long runs_superseded; /* its runs, no longer counted */
+	long long tasks_withdrawn; /* tasks planned from them, cancelled */
+};
+
+/*
+ * Binds to worker `worker_id` one open job of its group whose bound worker
+ * has not been seen for `machine_timeout_s` seconds (a job row another
+ * transaction holds is skipped): the job's runs made by other workers are
+ * marked superseded (kept, no longer given to the engine) and its open
+ * tasks, planned from them, cancelled; the caller then asks the engine
+ * again (sched_advance), which starts over from the endpoints on the new
+ * machine.  Run inside a transaction.  STORE_NOT_FOUND when no job is
+ * stranded.
+ */
+int store_tasks_adopt(struct store_move *out, PGconn *conn,
+		      long long worker_id, unsigned machine_timeout_s);
 
 /* A task's lease as store_tasks_lock reads it. */
 struct store_task_lease {
@@ -140,6 +164,8 @@ struct store_run {
 	const char *purpose; /* "search" or "confirm" */
 };
 
+/* Stores `run`; superseded when its worker is not the one its job is
+ * bound to (a late upload of a machine the job moved away from). */
 int store_runs_insert(PGconn *conn, const struct store_run *run);
 
 /* Marks commit `index` of job `job_id` as failing to build, with the end
@@ -169,8 +195,9 @@ struct store_run_kpi {
 };
 
 /*
- * Every run of job `job_id` in upload order into *out (malloc'd, free())
- * and their number into *count.
+ * Every counted run of job `job_id` (not superseded: made on the machine
+ * the job is bound to) in upload order into *out (malloc'd, free()) and
+ * their number into *count.
  */
 int store_runs_kpis(struct store_run_kpi **out, size_t *count, PGconn *conn,
 		    long long job_id);

@@ -224,7 +224,7 @@ static int copy_runs(PGconn *conn, const char *job, long long head_id,
 	    conn,
 	    "INSERT INTO watch_head_runs (head_id, run_id, kpi)"
 	    " SELECT $1, id, kpi FROM runs WHERE job_id = $2"
-	    " AND commit_idx = $3 AND purpose = 'search'"
+	    " AND commit_idx = $3 AND purpose = 'search' AND NOT superseded"
 	    " AND kpi IS NOT NULL ON CONFLICT DO NOTHING",
 	    3, params);
 }

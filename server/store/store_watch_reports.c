@@ -129,7 +129,7 @@ int store_watches_held_samples(struct report_samples *samples, PGconn *conn,
 	    " AND jb.bad_sha = ja.bad_sha"
 	    " JOIN testcases t ON t.id = jb.testcase_id"
 	    " JOIN runs r ON r.job_id = jb.id AND r.commit_idx IN ($3, $4)"
-	    " AND r.kpi IS NOT NULL"
+	    " AND r.kpi IS NOT NULL AND NOT r.superseded"
 	    " WHERE ha.job_id = $1 AND ha.which = $2 ORDER BY r.id",
 	    4, params);
 	if (r == NULL)

@@ -148,9 +148,13 @@ def runs_as_json_and_csv_agree_with_the_job(env):
     eq(len(runs), A["runs"], "one entry per run of the job")
     for run in runs:
         eq(sorted(run), sorted(["commit", "commit_index", "worker", "exit_code", "wall_s",
-                                "kpi", "metrics", "created_at"]), "run fields")
+                                "kpi", "metrics", "created_at", "worker_id", "group",
+                                "machine", "counted"]), "run fields")
         eq(run["commit"], shas[run["commit_index"]], "commit of index")
         eq((run["worker"], run["exit_code"]), ("box-1", 0), "worker and exit code")
+        # Which machine made it; one machine, so every run counts.
+        eq((run["group"], run["counted"]), ("default", True), "group and counted")
+        check(isinstance(run["worker_id"], int) and run["machine"], "worker id, machine")
         eq(run["metrics"]["bench.score"], run["kpi"], "KPI copied out of the metrics")
         eq(run["metrics"]["aux.constant"], 42, "other metrics kept")
         check(isinstance(run["wall_s"], float) and run["wall_s"] >= 0, "wall_s")

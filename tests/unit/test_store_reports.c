@@ -275,6 +275,45 @@ static void test_store_reports__samples_in_run_order(void **state)
 	report_samples_clear(&s);
 }
 
+/* Issue 14: a job that moved to another machine reports that machine and
+ * compares its runs only, the earlier machine's kept but superseded. */
+static void test_store_reports__a_moved_job_reports_its_machine(void **state)
+{
+	long long job = make_job("linux", "hackbench", "[]"), bound;
+	struct store_report_facts f;
+	struct report_samples s = {0};
+	const struct report_series *score;
+	char job_text[STORE_INT_TEXT], bound_text[STORE_INT_TEXT];
+	const char *params[2] = {job_text, bound_text};
+
+	(void)state;
+	bound = sql_int("INSERT INTO workers (name, machine) VALUES"
+			" ('w3', 'the bound box') RETURNING id",
+			0, NULL);
+	store_int_text(job_text, job);
+	store_int_text(bound_text, bound);
+	add_run(job, 0, worker_with_machine, "100", "{\"score\": 100}");
+	add_run(job, 2, worker_with_machine, "90", "{\"score\": 90}");
+	sql_int("WITH m AS (UPDATE runs SET superseded = true"
+		" WHERE job_id = $1 RETURNING 1) SELECT count(*) FROM m",
+		1, params);
+	sql_int("UPDATE jobs SET worker_id = $2 WHERE id = $1 RETURNING id", 2,
+		params);
+	add_run(job, 0, bound, "97", "{\"score\": 97}");
+	add_run(job, 2, bound, "87", "{\"score\": 87}");
+	assert_int_equal(store_reports_facts(&f, db_conn(), job, 2), 0);
+	assert_string_equal(f.machine, "the bound box");
+	store_report_facts_clear(&f);
+	assert_int_equal(store_reports_samples(&s, db_conn(), job, 0, 2), 0);
+	score = series(&s, "score");
+	assert_non_null(score);
+	assert_int_equal(score->count[0], 1);
+	assert_true(score->side[0][0] == 97.0);
+	assert_int_equal(score->count[1], 1);
+	assert_true(score->side[1][0] == 87.0);
+	report_samples_clear(&s);
+}
+
 static void test_store_reports__a_report_is_queued(void **state)
 {
 	long long job = make_job("linux", "hackbench", "[]");
@@ -358,6 +397,8 @@ int main(void)
 		test_store_reports__the_facts_where_little_is_set),
 	    cmocka_unit_test(test_store_reports__no_facts_without_a_job),
 	    cmocka_unit_test(test_store_reports__samples_in_run_order),
+	    cmocka_unit_test(
+		test_store_reports__a_moved_job_reports_its_machine),
 	    cmocka_unit_test(test_store_reports__a_report_is_queued),
 	    cmocka_unit_test(
 		test_store_reports__a_read_key_opens_its_job_only),

@@ -279,6 +279,218 @@ static void test_store_tasks__runs_come_back_in_upload_order(void **state)
 	store_claim_clear(&claim);
 }
 
+/* The worker job `job` is bound to; 0 when none. */
+static long long job_worker(long long job)
+{
+	char text[24];
+	const char *params[1] = {text};
+
+	snprintf(text, sizeof(text), "%lld", job);
+	return sql_int("SELECT coalesce(worker_id, 0) FROM jobs WHERE id = $1",
+		       1, params);
+}
+
+/* Stores a run of commit 2 of `job` under `task`, made by `worker`. */
+static void add_run(long long job, long long task, long long worker)
+{
+	struct store_run run = {
+	    .job_id = job,
+	    .task_id = task,
+	    .commit_index = 2,
+	    .worker_id = worker,
+	    .has_kpi = true,
+	    .kpi = 1.0,
+	    .metrics = "{\"score\": 1.0}",
+	    .exit_code = 0,
+	    .wall_s = 1.0,
+	    .purpose = "search",
+	};
+
+	assert_int_equal(store_runs_insert(db_conn(), &run), 0);
+}
+
+/* How many of job `job`'s runs the engine is given. */
+static size_t counted_runs(long long job)
+{
+	struct store_run_kpi *kpis;
+	size_t count;
+
+	assert_int_equal(store_runs_kpis(&kpis, &count, db_conn(), job), 0);
+	free(kpis);
+	return count;
+}
+
+static void test_store_tasks__a_job_keeps_to_its_first_machine(void **state)
+{
+	struct store_claim claim, other;
+	long long a, b, job = make_job("fleet"), job2;
+
+	(void)state;
+	assert_int_equal(store_workers_register(&a, db_conn(), "fleet-a",
+						"fleet", NULL, token_a),
+			 0);
+	assert_int_equal(store_workers_register(&b, db_conn(), "fleet-b",
+						"fleet", NULL, token_b),
+			 0);
+	queue_two_commit_task(job);
+	assert_int_equal(job_worker(job), 0);
+	/* The first claim binds the job to its worker. */
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), a, token_a, LEASE, 60), 0);
+	assert_int_equal(claim.job_id, job);
+	assert_int_equal(job_worker(job), a);
+	assert_int_equal(store_tasks_finish(db_conn(), claim.task_id, 1), 0);
+	store_claim_clear(&claim);
+	/* The next task of the job is not the other live worker's to take,
+	 * even with the job's worker busy elsewhere... */
+	queue_two_commit_task(job);
+	assert_int_equal(
+	    store_tasks_claim(&other, db_conn(), b, token_b, LEASE + 1, 60),
+	    STORE_NOT_FOUND);
+	/* ...but a task of another job is, at once, binding that job. */
+	job2 = make_job("fleet");
+	queue_two_commit_task(job2);
+	assert_int_equal(
+	    store_tasks_claim(&other, db_conn(), b, token_b, LEASE + 1, 60),
+	    0);
+	assert_int_equal(other.job_id, job2);
+	assert_int_equal(job_worker(job2), b);
+	assert_int_equal(job_worker(job), a);
+	store_claim_clear(&other);
+	/* The job's own worker gets its task. */
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), a, token_a, LEASE + 2, 60),
+	    0);
+	assert_int_equal(claim.job_id, job);
+	store_claim_clear(&claim);
+}
+
+static void
+test_store_tasks__a_job_moves_when_its_machine_is_gone(void **state)
+{
+	struct store_task_lease held;
+	struct store_claim claim, other;
+	struct store_move move;
+	long long a, b, job = make_job("move");
+	char a_text[24];
+	const char *a_params[1] = {a_text};
+
+	(void)state;
+	assert_int_equal(store_workers_register(&a, db_conn(), "move-a",
+						"move", NULL, token_a),
+			 0);
+	assert_int_equal(store_workers_register(&b, db_conn(), "move-b",
+						"move", NULL, token_b),
+			 0);
+	snprintf(a_text, sizeof(a_text), "%lld", a);
+	queue_two_commit_task(job);
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), a, token_a, LEASE, 60), 0);
+	add_run(job, claim.task_id, a);
+	assert_int_equal(counted_runs(job), 1);
+	/* Worker a was just seen: its job stays with it. */
+	assert_int_equal(store_tasks_adopt(&move, db_conn(), b, 60),
+			 STORE_NOT_FOUND);
+	/* Not seen for an hour, a is gone; a claim alone still takes no
+	 * task of its job, the move does. */
+	sql_int("UPDATE workers SET last_seen_at = now() - interval '1 hour'"
+		" WHERE id = $1",
+		1, a_params);
+	assert_int_equal(
+	    store_tasks_claim(&other, db_conn(), b, token_b, LEASE + 1, 60),
+	    STORE_NOT_FOUND);
+	assert_int_equal(store_tasks_adopt(&move, db_conn(), b, 60), 0);
+	assert_int_equal(move.job_id, job);
+	assert_int_equal(move.old_worker_id, a);
+	assert_true(move.unseen_s >= 3599);
+	assert_int_equal(move.runs_superseded, 1);
+	assert_int_equal(move.tasks_withdrawn, 1);
+	assert_int_equal(job_worker(job), b);
+	/* The old runs are kept but no longer given to the engine; the task
+	 * planned from them is withdrawn. */
+	assert_int_equal(counted_runs(job), 0);
+	assert_int_equal(store_tasks_lock(&held, db_conn(), claim.task_id), 0);
+	assert_string_equal(held.state, "cancelled");
+	/* A late run of the old machine is stored superseded; the new
+	 * machine's count. */
+	add_run(job, claim.task_id, a);
+	assert_int_equal(counted_runs(job), 0);
+	queue_two_commit_task(job);
+	assert_int_equal(
+	    store_tasks_claim(&other, db_conn(), b, token_b, LEASE + 1, 60),
+	    0);
+	assert_int_equal(other.job_id, job);
+	add_run(job, other.task_id, b);
+	assert_int_equal(counted_runs(job), 1);
+	/* Back again, a does not take the job back from live b. */
+	sql_int("UPDATE workers SET last_seen_at = now() WHERE id = $1", 1,
+		a_params);
+	assert_int_equal(store_tasks_adopt(&move, db_conn(), a, 60),
+			 STORE_NOT_FOUND);
+	assert_int_equal(job_worker(job), b);
+	store_claim_clear(&claim);
+	store_claim_clear(&other);
+}
+
+/* Another server's connection: a lock it would wait on fails the test
+ * within 5 s instead of hanging it. */
+static PGconn *another_conn(void)
+{
+	PGconn *conn = PQconnectdb(testdb.conninfo);
+	PGresult *r;
+
+	assert_int_equal(PQstatus(conn), CONNECTION_OK);
+	r = PQexec(conn, "SET statement_timeout = 5000");
+	assert_int_equal(PQresultStatus(r), PGRES_COMMAND_OK);
+	PQclear(r);
+	return conn;
+}
+
+static void test_store_tasks__concurrent_claims_bind_a_job_once(void **state)
+{
+	struct store_claim mine, theirs, none;
+	long long a, b, job = make_job("race"), job2 = make_job("race");
+	PGconn *other = another_conn();
+
+	(void)state;
+	assert_int_equal(store_workers_register(&a, db_conn(), "race-a",
+						"race", NULL, token_a),
+			 0);
+	assert_int_equal(store_workers_register(&b, db_conn(), "race-b",
+						"race", NULL, token_b),
+			 0);
+	queue_two_commit_task(job);
+	queue_two_commit_task(job);
+	queue_two_commit_task(job2);
+	/* a's claim, not yet committed, holds the unbound job... */
+	assert_int_equal(db_begin(db_conn()), 0);
+	assert_int_equal(
+	    store_tasks_claim(&mine, db_conn(), a, token_a, LEASE, 60), 0);
+	assert_int_equal(mine.job_id, job);
+	/* ...so b's claim at the same time passes over the job's second
+	 * task, without waiting, and takes the other job's. */
+	assert_int_equal(db_begin(other), 0);
+	assert_int_equal(
+	    store_tasks_claim(&theirs, other, b, token_b, LEASE + 1, 60), 0);
+	assert_int_equal(theirs.job_id, job2);
+	assert_int_equal(db_commit(other), 0);
+	assert_int_equal(db_commit(db_conn()), 0);
+	assert_int_equal(job_worker(job), a);
+	assert_int_equal(job_worker(job2), b);
+	/* The job's second task is a's alone. */
+	assert_int_equal(
+	    store_tasks_claim(&none, db_conn(), b, token_b, LEASE + 2, 60),
+	    STORE_NOT_FOUND);
+	assert_int_equal(
+	    store_tasks_claim(&none, db_conn(), a, token_a, LEASE + 2, 60), 0);
+	assert_int_equal(none.job_id, job);
+	assert_int_not_equal(none.task_id, mine.task_id);
+	store_claim_clear(&none);
+	store_claim_clear(&theirs);
+	store_claim_clear(&mine);
+	PQfinish(other);
+}
+
 static void test_store_outbox__next_skips_what_waits_or_was_sent(void **state)
 {
 	const char *to[2] = {"a@example.org", "b@example.org"};
@@ -475,6 +687,12 @@ int main(void)
 	    cmocka_unit_test(test_store_tasks__claim_hands_out_the_plan_once),
 	    cmocka_unit_test(test_store_tasks__lease_lock_extend_and_finish),
 	    cmocka_unit_test(test_store_tasks__runs_come_back_in_upload_order),
+	    cmocka_unit_test(
+		test_store_tasks__a_job_keeps_to_its_first_machine),
+	    cmocka_unit_test(
+		test_store_tasks__a_job_moves_when_its_machine_is_gone),
+	    cmocka_unit_test(
+		test_store_tasks__concurrent_claims_bind_a_job_once),
 	    cmocka_unit_test(
 		test_store_outbox__next_skips_what_waits_or_was_sent),
 	    cmocka_unit_test(
