@@ -205,11 +205,12 @@ out:
 }
 
 /* Stores the job with its candidates and queues its first tasks, in one
- * transaction. */
+ * transaction that holds the repository and testcase against deletion. */
 static int store(long long *out_id, PGconn *conn,
 		 const struct jobs_request *request,
 		 const struct job_target *target, long long token_id,
-		 const struct gitrepo_commit *commits, size_t count)
+		 const struct gitrepo_commit *commits, size_t count,
+		 struct field_errors *errors)
 {
 	struct store_job_new job = {0};
 	char *notify = request->notify != NULL
@@ -227,6 +228,16 @@ static int store(long long *out_id, PGconn *conn,
 	job.created_by = token_id;
 	job.runs_min = request->runs_min;
 	job.runs_max = request->runs_max;
+	if (store_repos_hold(conn, job.repo_id, job.testcase_id) ==
+	    STORE_NOT_FOUND) {
+		db_rollback(conn);
+		fields_add(errors, "repo", 404, "unknown_repo",
+			   "repository '%s' or testcase '%s' was deleted "
+			   "meanwhile",
+			   request->repo, request->testcase);
+		rc = JOBS_REFUSED;
+		goto out;
+	}
 	if (store_jobs_create(out_id, conn, &job, commits, count) < 0 ||
 	    store_jobs_lock(conn, *out_id, NULL) != 0 ||
 	    sched_advance(conn, *out_id, server_config.base_url) < 0 ||
@@ -260,7 +271,8 @@ int jobs_create(long long *out_id, PGconn *conn,
 	rc = JOBS_REFUSED;
 	if (!fields_ok(errors) || commits == NULL)
 		goto out;
-	rc = store(out_id, conn, request, &target, token_id, commits, count);
+	rc = store(out_id, conn, request, &target, token_id, commits, count,
+		   errors);
 	if (rc == 0)
 		log_info("job %lld: %s %s %.12s..%.12s, %zu candidates",
 			 *out_id, request->repo, request->testcase,
