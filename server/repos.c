@@ -199,6 +199,19 @@ json_t *repos_patched_body(struct field_errors *errors, const char *name,
 	return body;
 }
 
+/* A URL given back as GET shows it, its password masked, is the stored
+ * one unchanged. */
+static void keep_masked_url(json_t *body, const struct store_repo *current)
+{
+	const char *url = json_string_value(json_object_get(body, "url"));
+	char *masked = NULL;
+
+	if (url != NULL && url_redact(&masked, current->url) == 0 &&
+	    strcmp(url, masked) == 0)
+		json_object_set_new(body, "url", json_string(current->url));
+	free(masked);
+}
+
 int repos_update(struct store_repo *out, struct field_errors *errors,
 		 const char *name, json_t *patch)
 {
@@ -216,6 +229,7 @@ int repos_update(struct store_repo *out, struct field_errors *errors,
 	json_decref(now);
 	if (body == NULL)
 		goto out;
+	keep_masked_url(body, &current);
 	repos_request_read(&request, errors, body);
 	if (!fields_ok(errors))
 		goto out;

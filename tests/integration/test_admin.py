@@ -5,11 +5,14 @@ a deleted name is gone from the lists and from every path that starts new
 work (jobs, patch jobs, watches, inbox rules, the forms' pick lists), it
 is refused while an open job, a watch or an inbox rule uses it, and the
 name can be registered again."""
+import html
 import os
+import re
 
 import harness
 from harness import bench_repo, check, eq, test
 from test_patches import make_series
+from test_web import Browser, error_of, field
 
 P = "adm-"
 
@@ -193,3 +196,168 @@ def admin_delete_is_refused_while_a_watch_or_inbox_rule_uses_it(env):
     eq((status, code(reply)), (409, "in_use"), "while an inbox rule uses it")
     svc.api.ok("DELETE", "/api/v1/inbox/rules/%d" % rule["id"], expect=(200, 204))
     eq(svc.api.call("DELETE", "/api/v1/repos/%swatched" % P)[0], 200, "then deleted")
+
+
+# The admin pages, as a browser without JavaScript uses them.
+
+def checked(page, name):
+    m = re.search(r'<input[^>]*name="%s"[^>]*>' % re.escape(name), page)
+    check(m is not None, "no input %r in the page" % name)
+    return " checked" in m.group(0)
+
+
+def selected(page, name):
+    m = re.search(r'<select[^>]*name="%s"[^>]*>(.*?)</select>' % re.escape(name), page, re.S)
+    check(m is not None, "no select %r in the page" % name)
+    return re.search(r'<option value="([^"]*)" selected>', m.group(1)).group(1) \
+        if ' selected>' in m.group(1) else None
+
+
+def textarea(page, name):
+    m = re.search(r'<textarea[^>]*name="%s"[^>]*>([^<]*)</textarea>' % re.escape(name), page)
+    check(m is not None, "no textarea %r in the page" % name)
+    return html.unescape(m.group(1))
+
+
+@test
+def admin_testcase_form_takes_params_monitors_notify_and_keeps_every_value(env):
+    svc = env.svc
+    b = Browser(svc.url).sign_in(harness.ADMIN)
+    status, _, page = b.get("/admin/testcases")
+    eq(status, 200, "testcases page")
+    eq((textarea(page, "params"), checked(page, "monitor_vmstat"),
+        checked(page, "monitor_proc-vmstat"), checked(page, "monitor_perf-stat"),
+        checked(page, "monitor_time"), field(page, "notify"), checked(page, "notify_author"),
+        selected(page, "higher_is_better")),
+       ("", False, False, False, False, "", False, None), "the new fields, empty")
+    check("key=value" in page, "the label says how params are written")
+    form = {"csrf": b.csrf, "name": P + "form", "build": "make", "run": "./bench",
+            "kpi": "a b", "higher_is_better": "false", "min_change_pct": "2",
+            "params": "test=score\r\nnr_task = 4\r\n\r\nmode=fast", "monitor_vmstat": "1",
+            "monitor_time": "1", "notify": "perf@example.org, lists@example.org  dev@example.org",
+            "notify_author": "1"}
+    status, _, page = b.post("/admin/testcases", form)
+    eq(status, 400, "kpi with a space")
+    eq(error_of(page, "kpi"), "\u201cKPI metric\u201d must be a metric name without spaces",
+       "error next to kpi")
+    eq((selected(page, "higher_is_better"), textarea(page, "params"),
+        checked(page, "monitor_vmstat"), checked(page, "monitor_proc-vmstat"),
+        checked(page, "monitor_time"), field(page, "notify"), checked(page, "notify_author"),
+        field(page, "min_change_pct")),
+       ("false", form["params"].strip(), True, False, True, form["notify"],
+        True, "2"), "every value kept after an error")
+    status, _, page = b.post("/admin/testcases", dict(form, kpi="k", params="nr_task\nx=1",
+                                                      notify="not-an-address"))
+    eq(status, 400, "a params line without =")
+    eq(error_of(page, "params"), "\u201cParameters\u201d line 1 must be key=value",
+       "error next to params, in the form's words")
+    check(error_of(page, "notify"), "error next to notify: %r" % error_of(page, "notify"))
+    status, hdrs, _ = b.post("/admin/testcases", dict(form, kpi="k"))
+    eq((status, hdrs.get("Location")), (303, "/admin/testcases"), "created")
+    t = svc.api.ok("GET", "/api/v1/testcases/%sform" % P)
+    eq((t["higher_is_better"], t["params"], t["monitors"], t["notify"], t["notify_author"]),
+       (False, {"test": "score", "nr_task": 4, "mode": "fast"}, ["vmstat", "time"],
+        ["perf@example.org", "lists@example.org", "dev@example.org"], True), "stored")
+
+
+@test
+def admin_pages_edit_a_repository_and_a_testcase(env):
+    svc = env.svc
+    repo, _ = fresh(env, P + "wedit")
+    svc.api.ok("PATCH", "/api/v1/testcases/%swedit-tc" % P,
+               {"monitors": ["perf-stat"], "notify": ["a@example.org", "b@example.org"],
+                "notify_author": True, "higher_is_better": False, "runs_max": 20})
+    b = Browser(svc.url).sign_in(harness.ADMIN)
+    _, _, page = b.get("/admin/repos")
+    check('href="/admin/repos/%swedit/edit"' % P in page, "edit link on the list")
+    check('href="/admin/repos/%swedit/delete"' % P in page, "delete link on the list")
+    status, _, page = b.get("/admin/repos/%swedit/edit" % P)
+    eq((status, field(page, "url"), field(page, "web_url")),
+       (200, repo.path, "https://git.example.org/c/{sha}"), "repository edit page")
+    status, _, page = b.post("/admin/repos/%swedit/edit" % P,
+                             {"csrf": b.csrf, "url": repo.path, "web_url": "no-sha"})
+    eq(status, 400, "bad commit link")
+    eq((error_of(page, "web_url"), field(page, "web_url")),
+       ("\u201cCommit link\u201d must be a link template containing {sha}", "no-sha"),
+       "error next to the field, value kept")
+    eq(b.post("/admin/repos/%swedit/edit" % P, {"url": repo.path, "web_url": ""})[0], 403,
+       "no CSRF token")
+    status, hdrs, _ = b.post("/admin/repos/%swedit/edit" % P,
+                             {"csrf": b.csrf, "url": repo.path, "web_url": ""})
+    eq((status, hdrs.get("Location")), (303, "/admin/repos"), "saved")
+    eq(svc.api.ok("GET", "/api/v1/repos/%swedit" % P)["web_url"], None, "link cleared")
+    eq(b.get("/admin/repos/%snone/edit" % P)[0], 404, "unknown repository")
+
+    _, _, page = b.get("/admin/testcases")
+    check('href="/admin/testcases/%swedit-tc/edit"' % P in page, "edit link on the list")
+    status, _, page = b.get("/admin/testcases/%swedit-tc/edit" % P)
+    eq((status, field(page, "run"), field(page, "kpi"), selected(page, "higher_is_better"),
+        field(page, "runs_max"), textarea(page, "params"), checked(page, "monitor_perf-stat"),
+        checked(page, "monitor_time"), field(page, "notify"), checked(page, "notify_author")),
+       (200, "./bench", "bench.score", "false", "20", "test=score\nnr_task=1",
+        True, False, "a@example.org, b@example.org", True), "testcase edit page, filled in")
+    form = {"csrf": b.csrf, "build": "sh build.sh", "run": "./bench", "kpi": "bench.score",
+            "higher_is_better": "false", "min_change_pct": "1", "runs_min": "30",
+            "runs_max": "20", "timeout_s": "", "params": "test=score\nnr_task=2",
+            "monitor_time": "1", "notify": "a@example.org", "notify_author": ""}
+    status, _, page = b.post("/admin/testcases/%swedit-tc/edit" % P, form)
+    eq(status, 400, "runs_max below runs_min")
+    eq(error_of(page, "runs_max"), "\u201cMost runs\u201d must not be below \u201cFewest runs\u201d",
+       "error in the form's words")
+    eq((selected(page, "higher_is_better"), field(page, "runs_min"), textarea(page, "params"),
+        checked(page, "monitor_time"), checked(page, "monitor_perf-stat"),
+        checked(page, "notify_author")),
+       ("false", "30", "test=score\nnr_task=2", True, False, False), "values kept")
+    eq(svc.api.ok("GET", "/api/v1/testcases/%swedit-tc" % P)["runs_max"], 20, "unchanged")
+    status, hdrs, _ = b.post("/admin/testcases/%swedit-tc/edit" % P, dict(form, runs_min="4"))
+    eq((status, hdrs.get("Location")), (303, "/admin/testcases"), "saved")
+    t = svc.api.ok("GET", "/api/v1/testcases/%swedit-tc" % P)
+    eq((t["runs_min"], t["runs_max"], t["timeout_s"], t["params"], t["monitors"], t["notify"],
+        t["notify_author"]),
+       (4, 20, 600, {"test": "score", "nr_task": 2}, ["time"], ["a@example.org"], False),
+       "stored; an emptied number is the default again")
+
+
+@test
+def admin_pages_delete_after_a_confirmation_page(env):
+    svc = env.svc
+    fresh(env, P + "wdel")
+    b = Browser(svc.url).sign_in(harness.ADMIN)
+    watch = svc.api.ok("POST", "/api/v1/watches", {
+        "repo": P + "wdel", "branch": "main", "testcases": [P + "wdel-tc"], "paused": True})
+    for kind, name in (("repos", P + "wdel"), ("testcases", P + "wdel-tc")):
+        status, _, page = b.get("/admin/%s/%s/delete" % (kind, name))
+        eq(status, 200, "%s confirmation page" % kind)
+        check('<form class="card" method="post" action="/admin/%s/%s/delete">' % (kind, name)
+              in page, "the page's form POSTs")
+        eq(field(page, "csrf"), b.csrf, "with the CSRF token")
+        check("<script" not in page.split("</h1>")[1], "no script needed")
+        eq(b.post("/admin/%s/%s/delete" % (kind, name), {"csrf": "0" * 64})[0], 403,
+           "wrong CSRF token")
+        status, _, page = b.post("/admin/%s/%s/delete" % (kind, name), {"csrf": b.csrf})
+        eq(status, 409, "%s in use by the watch" % kind)
+        check("used by an open job, a watch or an inbox rule" in html.unescape(page),
+              "says why")
+    svc.api.ok("DELETE", "/api/v1/watches/%d" % watch["id"], expect=(200, 204))
+    for kind, name in (("repos", P + "wdel"), ("testcases", P + "wdel-tc")):
+        status, hdrs, _ = b.post("/admin/%s/%s/delete" % (kind, name), {"csrf": b.csrf})
+        eq((status, hdrs.get("Location")), (303, "/admin/" + kind), "%s deleted" % kind)
+        _, _, page = b.get("/admin/" + kind)
+        check('<td data-label="Name">%s</td>' % name not in page, "gone from the list")
+        eq(b.get("/admin/%s/%s/delete" % (kind, name))[0], 404, "no page for it")
+    # The pick lists of the job, patch and dashboard forms forget it too.
+    for path in ("/jobs/new", "/jobs/new-patch", "/"):
+        status, _, page = b.get(path)
+        eq(status, 200, path)
+        check('<option value="%swdel"' % P not in page and
+              '<option value="%swdel-tc"' % P not in page, "%s offers no deleted name" % path)
+
+
+@test
+def admin_testcase_form_keeps_the_better_is_select_after_an_error(env):
+    b = Browser(env.svc.url).sign_in(harness.ADMIN)
+    status, _, page = b.post("/admin/testcases", {
+        "csrf": b.csrf, "name": P + "lower", "build": "", "run": "./bench", "kpi": "a b",
+        "higher_is_better": "false"})
+    eq(status, 400, "kpi with a space")
+    eq(selected(page, "higher_is_better"), "false", "'lower' still chosen")
