@@ -54,7 +54,8 @@ static bool form_set(json_t *form, const char *key)
 
 json_t *web_admin_testcase_values(json_t *form)
 {
-	json_t *values = web_admin_form_values(form, web_admin_testcase_fields);
+	json_t *values =
+	    web_admin_form_values(form, web_admin_testcase_fields);
 	json_t *options = json_array();
 	const char *better =
 	    json_string_value(json_object_get(values, "higher_is_better"));
@@ -63,10 +64,9 @@ json_t *web_admin_testcase_values(json_t *form)
 
 	for (i = 0; monitor_names[i] != NULL; i++) {
 		snprintf(key, sizeof(key), "monitor_%s", monitor_names[i]);
-		json_array_append_new(options,
-				      json_pack("{s:s,s:b}", "name",
-						monitor_names[i], "checked",
-						form_set(form, key)));
+		json_array_append_new(
+		    options, json_pack("{s:s,s:b}", "name", monitor_names[i],
+				       "checked", form_set(form, key)));
 	}
 	json_object_set_new(values, "monitor_options", options);
 	json_object_set_new(
@@ -104,8 +104,7 @@ static void trim(const char **start, const char **end)
  * skipped), as the API's object; NULL after adding the error of a line
  * that is no key=value.  The API checks keys and values afterwards.
  */
-static json_t *params_from_lines(struct field_errors *errors,
-				 const char *text)
+static json_t *params_from_lines(struct field_errors *errors, const char *text)
 {
 	json_t *params = json_object();
 	const char *line = text, *next, *end, *eq, *key_end;
@@ -127,7 +126,8 @@ static json_t *params_from_lines(struct field_errors *errors,
 		if (eq == NULL || key_end == line ||
 		    (size_t)(key_end - line) >= sizeof(key)) {
 			fields_add(errors, "params", 400, "invalid_field",
-				   "'params' line %d must be key=value", number);
+				   "'params' line %d must be key=value",
+				   number);
 			json_decref(params);
 			return NULL;
 		}
@@ -200,9 +200,16 @@ static void testcase_numbers(json_t *body)
 
 json_t *web_admin_testcase_body(json_t *values, struct field_errors *errors)
 {
-	static const char *const copied[] = {
-	    "name",	"build",    "run",	"kpi",	     "higher_is_better",
-	    "min_change_pct", "runs_min", "runs_max", "timeout_s", NULL};
+	static const char *const copied[] = {"name",
+					     "build",
+					     "run",
+					     "kpi",
+					     "higher_is_better",
+					     "min_change_pct",
+					     "runs_min",
+					     "runs_max",
+					     "timeout_s",
+					     NULL};
 	static const char *const required[] = {"name", "run", "kpi",
 					       "higher_is_better", NULL};
 	json_t *body = json_object(), *options, *option, *monitors, *params;
@@ -232,10 +239,9 @@ json_t *web_admin_testcase_body(json_t *values, struct field_errors *errors)
 					  json_object_get(option, "name"));
 	}
 	json_object_set_new(body, "monitors", monitors);
-	json_object_set_new(
-	    body, "notify",
-	    notify_from_text(
-		json_string_value(json_object_get(values, "notify"))));
+	json_object_set_new(body, "notify",
+			    notify_from_text(json_string_value(
+				json_object_get(values, "notify"))));
 	json_object_set(body, "notify_author",
 			json_object_get(values, "notify_author"));
 	return body;
@@ -266,7 +272,8 @@ static void testcase_lists_as_form(json_t *form, json_t *testcase)
 
 	json_object_foreach(json_object_get(testcase, "params"), key, v)
 	{
-		text = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY);
+		text =
+		    json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY);
 		strbuf_printf(&b, "%s=%s\n", key,
 			      text != NULL ? text : json_string_value(v));
 		free(text);
@@ -300,14 +307,14 @@ static json_t *testcase_as_form(json_t *testcase)
 	for (i = 0; texts[i] != NULL; i++)
 		json_object_set(form, texts[i],
 				json_object_get(testcase, texts[i]));
-	json_object_set_new(
-	    form, "higher_is_better",
-	    json_string(json_is_true(json_object_get(testcase,
-						     "higher_is_better"))
-			    ? "true"
-			    : "false"));
-	snprintf(buf, sizeof(buf), "%g",
-		 json_number_value(json_object_get(testcase, "min_change_pct")));
+	json_object_set_new(form, "higher_is_better",
+			    json_string(json_is_true(json_object_get(
+					    testcase, "higher_is_better"))
+					    ? "true"
+					    : "false"));
+	snprintf(
+	    buf, sizeof(buf), "%g",
+	    json_number_value(json_object_get(testcase, "min_change_pct")));
 	json_object_set_new(form, "min_change_pct", json_string(buf));
 	json_object_foreach(testcase, key, v)
 	{
@@ -334,14 +341,13 @@ struct admin_kind {
 };
 
 static const struct admin_kind repo_kind = {
-    "repository",	  "/admin/repos",   "repos",
-    "Repository",	  "admin_repo_edit", repo_edit_fields,
-    repos_get_json,	  repos_delete,
+    "repository",      "/admin/repos",	 "repos",	 "Repository",
+    "admin_repo_edit", repo_edit_fields, repos_get_json, repos_delete,
 };
 
 static const struct admin_kind testcase_kind = {
-    "testcase",		  "/admin/testcases", "testcases",
-    "Testcase",		  "admin_testcase_edit", web_admin_testcase_fields,
+    "testcase",		"/admin/testcases",    "testcases",
+    "Testcase",		"admin_testcase_edit", web_admin_testcase_fields,
     testcases_get_json, testcases_delete,
 };
 
@@ -552,8 +558,7 @@ void web_admin_repo_delete_page(struct http_response *res,
 	delete_get(res, req, &repo_kind);
 }
 
-void web_admin_repo_delete(struct http_response *res,
-			   struct http_request *req)
+void web_admin_repo_delete(struct http_response *res, struct http_request *req)
 {
 	delete_post(res, req, &repo_kind);
 }
