@@ -130,6 +130,16 @@ def admin_delete_is_refused_while_an_open_job_uses_it_and_keeps_finished_jobs(en
     check(status in (200, 404), "report still answers: %r" % status)
     listed = svc.api.ok("GET", "/api/v1/jobs?repo=%sbusy" % P, token=svc.read_token)
     eq([j["id"] for j in listed["jobs"]], [job["id"]], "listed by its repository still")
+    b = Browser(svc.url).sign_in(svc.read_token)
+    status, _, page = b.get("/jobs/%d" % job["id"])
+    eq(status, 200, "the job page still reads")
+    check(P + "busy" in page and P + "busy-tc" in page, "with both names")
+    status, reply = svc.api.call("POST", "/api/v1/jobs/%d/rerun" % job["id"], {},
+                                 token=svc.submit_token)
+    eq((status, code(reply)), (404, "unknown_repo"), "no re-run on a deleted repository")
+    status, reply = svc.api.call("POST", "/api/v1/repos/%sbusy/push" % P, {},
+                                 token=svc.submit_token)
+    eq((status, code(reply)), (404, "unknown_repo"), "the push hook forgets it")
 
 
 @test
