@@ -278,7 +278,8 @@ int jobs_quota_check(PGconn *conn, long long token_id,
 }
 
 /* Stores the job with its candidates and queues its first tasks, in one
- * transaction that first counts the token's jobs against its limits. */
+ * transaction that first counts the token's jobs against its limits and
+ * holds the repository and testcase against deletion. */
 static int store(long long *out_id, PGconn *conn,
 		 const struct jobs_request *request,
 		 const struct job_target *target, long long token_id,
@@ -307,6 +308,16 @@ static int store(long long *out_id, PGconn *conn,
 	job.created_by = token_id;
 	job.runs_min = request->runs_min;
 	job.runs_max = request->runs_max;
+	if (store_repos_hold(conn, job.repo_id, job.testcase_id) ==
+	    STORE_NOT_FOUND) {
+		db_rollback(conn);
+		fields_add(errors, "repo", 404, "unknown_repo",
+			   "repository '%s' or testcase '%s' was deleted "
+			   "meanwhile",
+			   request->repo, request->testcase);
+		rc = JOBS_REFUSED;
+		goto out;
+	}
 	if (store_jobs_create(out_id, conn, &job, commits, count) < 0 ||
 	    (request->revision_count > 0 &&
 	     compare_mark(conn, *out_id, request) < 0) ||

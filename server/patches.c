@@ -19,6 +19,7 @@
 #include "server.h"
 #include "store/store_jobs.h"
 #include "store/store_patches.h"
+#include "store/store_repos.h"
 #include "strbuf.h"
 #include "utf8.h"
 
@@ -451,6 +452,16 @@ static bool store_job(struct field_errors *errors, PGconn *conn,
 	}
 	if (!within_quota(errors, conn, job->token_id))
 		goto out;
+	/* Held against deletion until the job is stored. */
+	if (store_repos_hold(conn, job->repo_id, job->testcase_id) ==
+	    STORE_NOT_FOUND) {
+		db_rollback(conn);
+		fields_add(errors, "repo", 404, "unknown_repo",
+			   "repository '%s' or testcase '%s' was deleted "
+			   "meanwhile",
+			   pr->repo, pr->testcase);
+		goto out;
+	}
 	if (store_patches_insert_job(conn, job, patches, s->count, job_id) < 0)
 		goto failed;
 	if (store_jobs_lock(conn, *job_id, NULL) != STORE_OK ||

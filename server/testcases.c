@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "db.h"
+#include "repos.h"
 #include "validate.h"
 
 #define TESTCASES_COMMAND_MAX 8192
@@ -300,4 +301,120 @@ void testcases_api_list(struct http_response *res, struct http_request *req)
 	else
 		http_json(res, 200,
 			  json_pack("{s:o}", "testcases", testcases));
+}
+
+/* The live testcase `name` into *out: 0, or -1 with 404 or the
+ * database's error in `errors`. */
+static int testcase_find(struct store_testcase *out,
+			 struct field_errors *errors, const char *name)
+{
+	int error = store_testcases_find(out, db_conn(), name);
+
+	if (error == STORE_NOT_FOUND)
+		fields_add(errors, "", 404, "not_found",
+			   "testcase '%s' is not registered", name);
+	else if (error < 0)
+		fields_db_failed(errors);
+	return error == STORE_OK ? 0 : -1;
+}
+
+json_t *testcases_get_json(struct field_errors *errors, const char *name)
+{
+	struct store_testcase testcase;
+	json_t *shown;
+
+	if (testcase_find(&testcase, errors, name) < 0)
+		return NULL;
+	shown = testcases_json(&testcase);
+	if (shown != NULL)
+		json_object_set_new(shown, "created_at",
+				    json_string(testcase.created_at));
+	else
+		fields_add(errors, "", 500, "internal", "out of memory");
+	store_testcase_clear(&testcase);
+	return shown;
+}
+
+int testcases_update(struct store_testcase *out, struct field_errors *errors,
+		     const char *name, json_t *patch)
+{
+	struct store_testcase current = {0};
+	struct testcase_request request = {0};
+	json_t *now = NULL, *body = NULL;
+	int error, rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (testcase_find(&current, errors, name) < 0)
+		return -1;
+	now = testcases_json(&current);
+	json_object_del(now, "id");
+	body = repos_patched_body(errors, current.fields.name, now, patch);
+	if (body == NULL)
+		goto out;
+	testcases_request_read(&request, errors, body);
+	if (!fields_ok(errors))
+		goto out;
+	error = store_testcases_update(out, db_conn(), &request.fields);
+	if (error == STORE_NOT_FOUND)
+		fields_add(errors, "", 404, "not_found",
+			   "testcase '%s' is not registered", name);
+	else if (error < 0)
+		fields_db_failed(errors);
+	else
+		rc = 0;
+out:
+	testcases_request_clear(&request);
+	json_decref(body);
+	json_decref(now);
+	store_testcase_clear(&current);
+	return rc;
+}
+
+int testcases_delete(struct field_errors *errors, const char *name)
+{
+	return repos_soft_delete(errors, "testcase", name,
+				 store_testcases_delete);
+}
+
+void testcases_api_get(struct http_response *res, struct http_request *req)
+{
+	struct field_errors errors;
+	json_t *testcase;
+
+	fields_init(&errors);
+	testcase = testcases_get_json(&errors, req->params[0]);
+	if (testcase == NULL)
+		fields_answer(res, &errors);
+	else
+		http_json(res, 200, testcase);
+}
+
+void testcases_api_update(struct http_response *res, struct http_request *req)
+{
+	struct field_errors errors;
+	struct store_testcase testcase = {0};
+	json_t *body = http_json_body(res, req);
+
+	if (body == NULL)
+		return;
+	fields_init(&errors);
+	if (testcases_update(&testcase, &errors, req->params[0], body) < 0)
+		fields_answer(res, &errors);
+	else
+		http_json(res, 200, testcases_json(&testcase));
+	store_testcase_clear(&testcase);
+	json_decref(body);
+}
+
+void testcases_api_delete(struct http_response *res, struct http_request *req)
+{
+	struct field_errors errors;
+
+	fields_init(&errors);
+	if (testcases_delete(&errors, req->params[0]) < 0)
+		fields_answer(res, &errors);
+	else
+		http_json(res, 200,
+			  json_pack("{s:s,s:b}", "name", req->params[0],
+				    "deleted", true));
 }

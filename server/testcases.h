@@ -45,8 +45,29 @@ json_t *testcases_json(const struct store_testcase *testcase);
  * NULL with the error in `errors`. */
 json_t *testcases_list_json(struct field_errors *errors);
 
-/* The REST handlers: POST and GET /api/v1/testcases. */
+/* The testcase `name` as GET /api/v1/testcases/{name} shows it: a new
+ * object, or NULL with the error (404: none, or deleted) in `errors`. */
+json_t *testcases_get_json(struct field_errors *errors, const char *name);
+
+/*
+ * Changes testcase `name` by `patch`, any member of the POST body but
+ * the name: what `patch` leaves out stays, a null member goes back to
+ * its default, and the whole is checked by testcases_request_read (the
+ * create's rules and words).  Fills *out and returns 0, or -1 with the
+ * errors (404 unknown, 400 a bad field or a changed name) in `errors`.
+ */
+int testcases_update(struct store_testcase *out, struct field_errors *errors,
+		     const char *name, json_t *patch);
+
+/* Deletes testcase `name` softly, as repos_delete does a repository. */
+int testcases_delete(struct field_errors *errors, const char *name);
+
+/* The REST handlers: POST and GET /api/v1/testcases, and GET, PATCH and
+ * DELETE /api/v1/testcases/{name}. */
 void testcases_api_create(struct http_response *res, struct http_request *req);
 void testcases_api_list(struct http_response *res, struct http_request *req);
+void testcases_api_get(struct http_response *res, struct http_request *req);
+void testcases_api_update(struct http_response *res, struct http_request *req);
+void testcases_api_delete(struct http_response *res, struct http_request *req);
 
 #endif

@@ -179,4 +179,42 @@ void web_admin_tokens_revoke(struct http_response *res,
 			     struct http_request *req);
 void web_admin_workers(struct http_response *res, struct http_request *req);
 
+/* web_admin_edit.c: the testcase form, edit and delete pages. */
+
+/* The testcase form's fields and labels. */
+extern const struct web_admin_field web_admin_testcase_fields[];
+
+/*
+ * The testcase form `form` as it is shown again: its trimmed strings,
+ * "monitor_options" (each monitor the API takes, with "checked"),
+ * "better_lower" (the select's state) and "notify_author" (a boolean).
+ * A new object.
+ */
+json_t *web_admin_testcase_values(json_t *form);
+
+/*
+ * The body of POST /api/v1/testcases for the form's `values` (from
+ * web_admin_testcase_values): numbers typed become numbers (empty ones
+ * null, the default), params from key=value lines, monitors from the
+ * checkboxes, notify split at commas and white space.  A params line
+ * that is no key=value is added to `errors` and params left out.  A new
+ * object.
+ */
+json_t *web_admin_testcase_body(json_t *values, struct field_errors *errors);
+
+void web_admin_repo_edit(struct http_response *res, struct http_request *req);
+void web_admin_repo_save(struct http_response *res, struct http_request *req);
+void web_admin_repo_delete_page(struct http_response *res,
+				struct http_request *req);
+void web_admin_repo_delete(struct http_response *res,
+			   struct http_request *req);
+void web_admin_testcase_edit(struct http_response *res,
+			     struct http_request *req);
+void web_admin_testcase_save(struct http_response *res,
+			     struct http_request *req);
+void web_admin_testcase_delete_page(struct http_response *res,
+				    struct http_request *req);
+void web_admin_testcase_delete(struct http_response *res,
+			       struct http_request *req);
+
 #endif

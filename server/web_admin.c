@@ -22,19 +22,6 @@ static const struct web_admin_field repo_fields[] = {
     {NULL, NULL},
 };
 
-static const struct web_admin_field testcase_fields[] = {
-    {"name", "Name"},
-    {"build", "Build command"},
-    {"run", "Run command"},
-    {"kpi", "KPI metric"},
-    {"higher_is_better", "Better is"},
-    {"min_change_pct", "Smallest change, %"},
-    {"runs_min", "Fewest runs"},
-    {"runs_max", "Most runs"},
-    {"timeout_s", "Timeout, s"},
-    {NULL, NULL},
-};
-
 static const struct web_admin_field token_fields[] = {
     {"name", "Name"},
     {"role", "Role"},
@@ -279,52 +266,16 @@ void web_admin_repos_create(struct http_response *res,
 void web_admin_testcases(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
-	json_t *values;
+	json_t *form, *values;
 
 	if (!web_require(&session, res, req, ROLE_ADMIN, true))
 		return;
-	values = json_pack("{s:s}", "higher_is_better", "true");
+	form = json_pack("{s:s}", "higher_is_better", "true");
+	values = web_admin_testcase_values(form);
+	json_decref(form);
 	admin_page(res, &session, 200, "admin_testcases", "testcases", values,
-		   NULL, testcase_fields, NULL);
+		   NULL, web_admin_testcase_fields, NULL);
 	json_decref(values);
-}
-
-/* Numbers typed into the testcase form become JSON numbers; text that is
- * no number stays a string, which the API refuses with its own words. */
-static void testcase_numbers(json_t *body)
-{
-	static const char *const integers[] = {"runs_min", "runs_max",
-					       "timeout_s", NULL};
-	const char *text;
-	char *end;
-	size_t i;
-
-	drop_empty(body);
-	for (i = 0; integers[i] != NULL; i++) {
-		text = json_string_value(json_object_get(body, integers[i]));
-		if (text != NULL && text[0] != '\0') {
-			long long v = strtoll(text, &end, 10);
-
-			if (*end == '\0')
-				json_object_set_new(body, integers[i],
-						    json_integer(v));
-		}
-	}
-	text = json_string_value(json_object_get(body, "min_change_pct"));
-	if (text != NULL && text[0] != '\0') {
-		double v = strtod(text, &end);
-
-		if (*end == '\0')
-			json_object_set_new(body, "min_change_pct",
-					    json_real(v));
-	}
-	text = json_string_value(json_object_get(body, "higher_is_better"));
-	if (text != NULL &&
-	    (strcmp(text, "true") == 0 || strcmp(text, "false") == 0))
-		json_object_set_new(body, "higher_is_better",
-				    json_boolean(strcmp(text, "true") == 0));
-	if (json_object_get(body, "build") == NULL)
-		json_object_set_new(body, "build", json_string(""));
 }
 
 void web_admin_testcases_create(struct http_response *res,
@@ -338,10 +289,9 @@ void web_admin_testcases_create(struct http_response *res,
 
 	if (!web_require_post(&session, &form, res, req, ROLE_ADMIN))
 		return;
-	values = web_admin_form_values(form, testcase_fields);
-	body = json_deep_copy(values);
-	testcase_numbers(body);
+	values = web_admin_testcase_values(form);
 	fields_init(&errors);
+	body = web_admin_testcase_body(values, &errors);
 	testcases_request_read(&request, &errors, body);
 	if (fields_ok(&errors) &&
 	    testcases_create(&testcase, &errors, &request) == 0)
@@ -349,7 +299,7 @@ void web_admin_testcases_create(struct http_response *res,
 	else
 		admin_page(res, &session, errors_status(&errors),
 			   "admin_testcases", "testcases", values, &errors,
-			   testcase_fields, NULL);
+			   web_admin_testcase_fields, NULL);
 	store_testcase_clear(&testcase);
 	testcases_request_clear(&request);
 	json_decref(body);

@@ -17,9 +17,12 @@ int store_patches_lookup(PGconn *conn, const char *repo, const char *testcase,
 	*found = false;
 	*repo_url = NULL;
 	r = db_exec(conn,
-		    "SELECT (SELECT id FROM repos WHERE name = $1),"
-		    " (SELECT url FROM repos WHERE name = $1),"
-		    " (SELECT id FROM testcases WHERE name = $2)",
+		    "SELECT (SELECT id FROM repos"
+		    " WHERE name = $1 AND deleted_at IS NULL),"
+		    " (SELECT url FROM repos"
+		    " WHERE name = $1 AND deleted_at IS NULL),"
+		    " (SELECT id FROM testcases"
+		    " WHERE name = $2 AND deleted_at IS NULL)",
 		    2, params);
 	if (r == NULL)
 		return -1;
@@ -309,8 +312,10 @@ int store_patches_names(json_t **out, PGconn *conn, bool testcases)
 {
 	PGresult *r =
 	    db_exec(conn,
-		    testcases ? "SELECT name FROM testcases ORDER BY name"
-			      : "SELECT name FROM repos ORDER BY name",
+		    testcases ? "SELECT name FROM testcases"
+				" WHERE deleted_at IS NULL ORDER BY name"
+			      : "SELECT name FROM repos"
+				" WHERE deleted_at IS NULL ORDER BY name",
 		    0, NULL);
 	int i;
 

@@ -102,11 +102,12 @@ int store_repos_find(struct store_repo *out, PGconn *conn, const char *name)
 	int error;
 
 	memset(out, 0, sizeof(*out));
-	error = one_row(
-	    &out->held,
-	    db_exec(conn, "SELECT " REPO_COLUMNS " FROM repos WHERE name = $1",
-		    1, params),
-	    NULL);
+	error = one_row(&out->held,
+			db_exec(conn,
+				"SELECT " REPO_COLUMNS " FROM repos"
+				" WHERE name = $1 AND deleted_at IS NULL",
+				1, params),
+			NULL);
 	if (error == STORE_OK)
 		repo_fill(out, out->held, 0);
 	return error;
@@ -118,7 +119,9 @@ int store_repos_list(struct store_repo_list *out, PGconn *conn)
 	size_t row;
 
 	memset(out, 0, sizeof(*out));
-	r = db_exec(conn, "SELECT " REPO_COLUMNS " FROM repos ORDER BY name",
+	r = db_exec(conn,
+		    "SELECT " REPO_COLUMNS " FROM repos"
+		    " WHERE deleted_at IS NULL ORDER BY name",
 		    0, NULL);
 	out->items = store_rows_alloc(&out->count, r, sizeof(*out->items));
 	if (out->items == NULL)
@@ -146,32 +149,44 @@ void store_testcase_list_clear(struct store_testcase_list *list)
 	memset(list, 0, sizeof(*list));
 }
 
-int store_testcases_create(struct store_testcase *out, PGconn *conn,
-			   const struct store_testcase_fields *fields)
-{
+/* The texts of a testcase's fields as $1..$13 of the statements below. */
+struct testcase_texts {
 	char min_change[32], runs_min[STORE_INT_TEXT],
 	    runs_max[STORE_INT_TEXT];
 	char timeout_s[STORE_INT_TEXT];
-	const char *params[13], *state;
+	const char *params[13];
+};
+
+static void testcase_texts(struct testcase_texts *t,
+			   const struct store_testcase_fields *fields)
+{
+	snprintf(t->min_change, sizeof(t->min_change), "%.17g",
+		 fields->min_change_pct);
+	t->params[0] = fields->name;
+	t->params[1] = fields->build;
+	t->params[2] = fields->run;
+	t->params[3] = fields->kpi;
+	t->params[4] = fields->higher_is_better ? "true" : "false";
+	t->params[5] = t->min_change;
+	t->params[6] = store_int_text(t->runs_min, fields->runs_min);
+	t->params[7] = store_int_text(t->runs_max, fields->runs_max);
+	t->params[8] = store_int_text(t->timeout_s, fields->timeout_s);
+	t->params[9] = fields->params;
+	t->params[10] = fields->monitors;
+	t->params[11] = fields->notify;
+	t->params[12] = fields->notify_author ? "true" : "false";
+}
+
+int store_testcases_create(struct store_testcase *out, PGconn *conn,
+			   const struct store_testcase_fields *fields)
+{
+	struct testcase_texts t;
+	const char *state;
 	PGresult *r;
 	int error;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(min_change, sizeof(min_change), "%.17g",
-		 fields->min_change_pct);
-	params[0] = fields->name;
-	params[1] = fields->build;
-	params[2] = fields->run;
-	params[3] = fields->kpi;
-	params[4] = fields->higher_is_better ? "true" : "false";
-	params[5] = min_change;
-	params[6] = store_int_text(runs_min, fields->runs_min);
-	params[7] = store_int_text(runs_max, fields->runs_max);
-	params[8] = store_int_text(timeout_s, fields->timeout_s);
-	params[9] = fields->params;
-	params[10] = fields->monitors;
-	params[11] = fields->notify;
-	params[12] = fields->notify_author ? "true" : "false";
+	testcase_texts(&t, fields);
 	r = db_exec_state(conn,
 			  "INSERT INTO testcases (name, build, run, kpi,"
 			  " higher_is_better, min_change_pct, runs_min,"
@@ -179,8 +194,33 @@ int store_testcases_create(struct store_testcase *out, PGconn *conn,
 			  " notify_author) VALUES ($1, $2, $3, $4, $5, $6,"
 			  " $7, $8, $9, $10, $11, $12, $13)"
 			  " RETURNING " TESTCASE_COLUMNS,
-			  13, params, &state);
+			  13, t.params, &state);
 	error = one_row(&out->held, r, state);
+	if (error == STORE_OK)
+		testcase_fill(out, out->held, 0);
+	return error;
+}
+
+int store_testcases_update(struct store_testcase *out, PGconn *conn,
+			   const struct store_testcase_fields *fields)
+{
+	struct testcase_texts t;
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	testcase_texts(&t, fields);
+	error = one_row(
+	    &out->held,
+	    db_exec(conn,
+		    "UPDATE testcases SET build = $2, run = $3, kpi = $4,"
+		    " higher_is_better = $5, min_change_pct = $6,"
+		    " runs_min = $7, runs_max = $8, timeout_s = $9,"
+		    " params = $10, monitors = $11, notify = $12,"
+		    " notify_author = $13"
+		    " WHERE name = $1 AND deleted_at IS NULL"
+		    " RETURNING " TESTCASE_COLUMNS,
+		    13, t.params),
+	    NULL);
 	if (error == STORE_OK)
 		testcase_fill(out, out->held, 0);
 	return error;
@@ -195,8 +235,8 @@ int store_testcases_find(struct store_testcase *out, PGconn *conn,
 	memset(out, 0, sizeof(*out));
 	error = one_row(&out->held,
 			db_exec(conn,
-				"SELECT " TESTCASE_COLUMNS
-				" FROM testcases WHERE name = $1",
+				"SELECT " TESTCASE_COLUMNS " FROM testcases"
+				" WHERE name = $1 AND deleted_at IS NULL",
 				1, params),
 			NULL);
 	if (error == STORE_OK)
@@ -211,7 +251,8 @@ int store_testcases_list(struct store_testcase_list *out, PGconn *conn)
 
 	memset(out, 0, sizeof(*out));
 	r = db_exec(conn,
-		    "SELECT " TESTCASE_COLUMNS " FROM testcases ORDER BY name",
+		    "SELECT " TESTCASE_COLUMNS " FROM testcases"
+		    " WHERE deleted_at IS NULL ORDER BY name",
 		    0, NULL);
 	out->items = store_rows_alloc(&out->count, r, sizeof(*out->items));
 	if (out->items == NULL)
@@ -220,4 +261,101 @@ int store_testcases_list(struct store_testcase_list *out, PGconn *conn)
 		testcase_fill(&out->items[row], r, (int)row);
 	out->held = r;
 	return STORE_OK;
+}
+
+int store_repos_update(struct store_repo *out, PGconn *conn, const char *name,
+		       const char *url, const char *web_url)
+{
+	const char *params[3] = {name, url, web_url};
+	int error;
+
+	memset(out, 0, sizeof(*out));
+	error = one_row(&out->held,
+			db_exec(conn,
+				"UPDATE repos SET url = $2, web_url = $3"
+				" WHERE name = $1 AND deleted_at IS NULL"
+				" RETURNING " REPO_COLUMNS,
+				3, params),
+			NULL);
+	if (error == STORE_OK)
+		repo_fill(out, out->held, 0);
+	return error;
+}
+
+/*
+ * The soft delete of store_repos_delete and store_testcases_delete:
+ * `lock` takes the live row of name $1 FOR UPDATE and answers its id;
+ * then, in a statement of its own so that it sees what the transactions
+ * it waited for stored, `mark` sets deleted_at of id $1 unless it is used,
+ * answering the row when it did.
+ */
+static int soft_delete(PGconn *conn, const char *name, const char *lock,
+		       const char *mark)
+{
+	const char *params[1] = {name};
+	char id[STORE_INT_TEXT];
+	PGresult *r;
+	int error;
+
+	error = one_row(&r, db_exec(conn, lock, 1, params), NULL);
+	if (error != STORE_OK)
+		return error;
+	params[0] = store_int_text(id, db_int(r, 0, 0));
+	PQclear(r);
+	error = one_row(&r, db_exec(conn, mark, 1, params), NULL);
+	PQclear(r);
+	return error == STORE_NOT_FOUND ? STORE_CONFLICT : error;
+}
+
+/* A job still to finish: every state but the final ones. */
+#define STORE_REPOS_OPEN_JOB "state NOT IN ('done', 'failed', 'cancelled')"
+
+int store_repos_delete(PGconn *conn, const char *name)
+{
+	return soft_delete(
+	    conn, name,
+	    "SELECT id FROM repos WHERE name = $1 AND deleted_at IS NULL"
+	    " FOR UPDATE",
+	    "UPDATE repos SET deleted_at = now() WHERE id = $1"
+	    " AND NOT EXISTS (SELECT 1 FROM jobs WHERE repo_id = $1"
+	    " AND " STORE_REPOS_OPEN_JOB ")"
+	    " AND NOT EXISTS (SELECT 1 FROM watches WHERE repo_id = $1)"
+	    " AND NOT EXISTS (SELECT 1 FROM inbox_rules WHERE repo_id = $1)"
+	    " RETURNING id");
+}
+
+int store_testcases_delete(PGconn *conn, const char *name)
+{
+	return soft_delete(
+	    conn, name,
+	    "SELECT id FROM testcases WHERE name = $1 AND deleted_at IS NULL"
+	    " FOR UPDATE",
+	    "UPDATE testcases SET deleted_at = now() WHERE id = $1"
+	    " AND NOT EXISTS (SELECT 1 FROM jobs WHERE testcase_id = $1"
+	    " AND " STORE_REPOS_OPEN_JOB ")"
+	    " AND NOT EXISTS (SELECT 1 FROM watch_testcases"
+	    " WHERE testcase_id = $1)"
+	    " AND NOT EXISTS (SELECT 1 FROM inbox_rules"
+	    " WHERE testcase_id = $1)"
+	    " RETURNING id");
+}
+
+int store_repos_hold(PGconn *conn, long long repo_id, long long testcase_id)
+{
+	char repo[STORE_INT_TEXT], testcase[STORE_INT_TEXT];
+	const char *params[2] = {store_int_text(repo, repo_id),
+				 store_int_text(testcase, testcase_id)};
+	PGresult *r;
+	int error;
+
+	r = db_exec(conn,
+		    "SELECT 1 FROM repos r, testcases t"
+		    " WHERE r.id = $1 AND r.deleted_at IS NULL"
+		    " AND t.id = $2 AND t.deleted_at IS NULL"
+		    " FOR KEY SHARE",
+		    2, params);
+	error = store_one_row(r);
+	if (error == STORE_OK)
+		PQclear(r);
+	return error;
 }

@@ -38,11 +38,39 @@ void store_repo_list_clear(struct store_repo_list *list);
 int store_repos_create(struct store_repo *out, PGconn *conn, const char *name,
 		       const char *url, const char *web_url);
 
-/* The repository named `name`: 0, STORE_NOT_FOUND or STORE_FAILED. */
+/*
+ * The repository named `name` (deleted ones are not found): 0,
+ * STORE_NOT_FOUND or STORE_FAILED.
+ */
 int store_repos_find(struct store_repo *out, PGconn *conn, const char *name);
 
-/* Every repository, by name: 0 or STORE_FAILED. */
+/* Every repository not deleted, by name: 0 or STORE_FAILED. */
 int store_repos_list(struct store_repo_list *out, PGconn *conn);
+
+/*
+ * Sets the URL and commit link (NULL: none) of repository `name` and
+ * fills *out.  0, STORE_NOT_FOUND (no such repository, or deleted) or
+ * STORE_FAILED.
+ */
+int store_repos_update(struct store_repo *out, PGconn *conn, const char *name,
+		       const char *url, const char *web_url);
+
+/*
+ * Deletes repository `name` softly (deleted_at is set; finished jobs keep
+ * reading it) unless an open job, a watch or an inbox rule uses it.  Call
+ * it inside a transaction (db_begin): it locks the row first, so that a
+ * job being stored with it is waited for and then seen.  0,
+ * STORE_NOT_FOUND, STORE_CONFLICT (in use) or STORE_FAILED.
+ */
+int store_repos_delete(PGconn *conn, const char *name);
+
+/*
+ * Locks the repository `repo_id` and the testcase `testcase_id` against
+ * deletion until the transaction ends (FOR KEY SHARE): 0, STORE_NOT_FOUND
+ * when either was deleted meanwhile, or STORE_FAILED.  What starts new
+ * work calls it in the transaction that stores the work.
+ */
+int store_repos_hold(PGconn *conn, long long repo_id, long long testcase_id);
 
 /* What a testcase is, as a client registers it. */
 struct store_testcase_fields {
@@ -82,11 +110,23 @@ void store_testcase_list_clear(struct store_testcase_list *list);
 int store_testcases_create(struct store_testcase *out, PGconn *conn,
 			   const struct store_testcase_fields *fields);
 
-/* The testcase named `name`: 0, STORE_NOT_FOUND or STORE_FAILED. */
+/* The testcase named `name` (deleted ones are not found): 0,
+ * STORE_NOT_FOUND or STORE_FAILED. */
 int store_testcases_find(struct store_testcase *out, PGconn *conn,
 			 const char *name);
 
-/* Every testcase, by name: 0 or STORE_FAILED. */
+/* Every testcase not deleted, by name: 0 or STORE_FAILED. */
 int store_testcases_list(struct store_testcase_list *out, PGconn *conn);
+
+/*
+ * Replaces every field of the testcase `fields->name` (the name stays)
+ * and fills *out.  0, STORE_NOT_FOUND (none, or deleted) or STORE_FAILED.
+ */
+int store_testcases_update(struct store_testcase *out, PGconn *conn,
+			   const struct store_testcase_fields *fields);
+
+/* store_repos_delete for testcase `name`: in use while an open job, a
+ * watch or an inbox rule runs it. */
+int store_testcases_delete(PGconn *conn, const char *name);
 
 #endif

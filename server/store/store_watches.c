@@ -99,13 +99,17 @@ static int lookup_id(PGconn *conn, const char *sql, const char *name,
 
 int store_watches_repo_id(PGconn *conn, const char *name, long long *out)
 {
-	return lookup_id(conn, "SELECT id FROM repos WHERE name = $1", name,
-			 out);
+	return lookup_id(conn,
+			 "SELECT id FROM repos"
+			 " WHERE name = $1 AND deleted_at IS NULL",
+			 name, out);
 }
 
 int store_watches_testcase_id(PGconn *conn, const char *name, long long *out)
 {
-	return lookup_id(conn, "SELECT id FROM testcases WHERE name = $1",
+	return lookup_id(conn,
+			 "SELECT id FROM testcases"
+			 " WHERE name = $1 AND deleted_at IS NULL",
 			 name, out);
 }
 

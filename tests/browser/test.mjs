@@ -329,6 +329,73 @@ try {
 		expect(bad.length === 0, bad.join('; '));
 	});
 
+	async function adminCall(method, pathname, body) {
+		const r = await fetch(url + pathname, {
+			method,
+			headers: { Authorization: 'Bearer ' + env.SB_ADMIN_TOKEN,
+				'Content-Type': 'application/json' },
+			body: body === undefined ? undefined : JSON.stringify(body),
+		});
+		return { status: r.status, body: await r.json() };
+	}
+
+	await step('edit a testcase and delete a repository through their pages', async () => {
+		// Signed in as the admin by the step before.
+		const made = await adminCall('POST', '/api/v1/testcases', {
+			name: 'browser-edit', build: '', run: './bench', kpi: 'bench.score',
+			higher_is_better: true, notify: ['perf@example.org'] });
+		expect(made.status === 201, `testcase made: ${made.status}`);
+		const source = await api(`/api/v1/repos/${env.SB_REPO}`);
+		const repo = await adminCall('POST', '/api/v1/repos',
+			{ name: 'browser-gone', url: source.url });
+		expect(repo.status === 201, `repository made: ${repo.status}`);
+
+		await page.goto(url + '/admin/testcases');
+		await page.locator('tr', { hasText: 'browser-edit' })
+			.getByRole('link', { name: 'Edit' }).click();
+		await page.waitForURL(url + '/admin/testcases/browser-edit/edit');
+		expect(await page.getByLabel('Notify').inputValue() === 'perf@example.org',
+			'the stored addresses are filled in');
+		await page.getByLabel('Better is').selectOption('false');
+		await page.getByLabel('Most runs').fill('3');
+		await page.getByLabel('time', { exact: true }).check();
+		await page.getByRole('button', { name: 'Save' }).click();
+		const error = page.locator('#runs_max-error');
+		await error.waitFor();
+		expect((await error.textContent()).includes('\u201cMost runs\u201d'),
+			'the error names the field by its label');
+		expect(await page.getByLabel('Better is').inputValue() === 'false',
+			'the select keeps its value after the error');
+		expect(await page.getByLabel('time', { exact: true }).isChecked(), 'the checkbox stays checked');
+		await shoot(page, 'admin-testcase-edit-error');
+		await page.getByLabel('Most runs').fill('40');
+		await page.getByRole('button', { name: 'Save' }).click();
+		await page.waitForURL(url + '/admin/testcases');
+		const t = await api('/api/v1/testcases/browser-edit');
+		expect(t.higher_is_better === false && t.runs_max === 40 &&
+			t.monitors.join() === 'time', `stored: ${JSON.stringify(t)}`);
+
+		await page.goto(url + '/admin/repos');
+		await page.locator('tr', { hasText: 'browser-gone' })
+			.getByRole('link', { name: 'Delete' }).click();
+		await page.waitForURL(url + '/admin/repos/browser-gone/delete');
+		expect((await page.locator('h1').textContent()).includes('browser-gone'),
+			'the confirmation page names it');
+		await shoot(page, 'admin-repo-delete');
+		await page.getByRole('button', { name: 'Delete browser-gone' }).click();
+		await page.waitForURL(url + '/admin/repos');
+		expect(await page.locator('tr', { hasText: 'browser-gone' }).count() === 0,
+			'gone from the list');
+		const gone = await adminCall('GET', '/api/v1/repos/browser-gone');
+		expect(gone.status === 404, `the API says it is gone: ${gone.status}`);
+		let bad = [];
+		for (const p of ['/admin/testcases/browser-edit/edit',
+			'/admin/testcases/browser-edit/delete']) {
+			bad = bad.concat(await fitsPhone(p, 'h1'));
+		}
+		expect(bad.length === 0, bad.join('; '));
+	});
+
 	await step('live API answers match web/openapi.yaml under a strict validator', async () => {
 		const spec = await openapiLoad(new URL('../../web/openapi.yaml', import.meta.url).pathname);
 		const problems = [];
@@ -352,6 +419,19 @@ try {
 		await call('GET', '/api/v1/jobs/999999', '/api/v1/jobs/{id}');
 		await call('GET', '/api/v1/repos', '/api/v1/repos');
 		await call('GET', '/api/v1/testcases', '/api/v1/testcases');
+		await call('GET', `/api/v1/repos/${env.SB_REPO}`, '/api/v1/repos/{name}');
+		await call('GET', '/api/v1/repos/browser-gone', '/api/v1/repos/{name}');
+		await call('PATCH', `/api/v1/repos/${env.SB_REPO}`, '/api/v1/repos/{name}',
+			{ web_url: null });
+		await call('PATCH', `/api/v1/repos/${env.SB_REPO}`, '/api/v1/repos/{name}',
+			{ web_url: 'no-sha' });
+		await call('GET', '/api/v1/testcases/browser-edit', '/api/v1/testcases/{name}');
+		await call('PATCH', '/api/v1/testcases/browser-edit', '/api/v1/testcases/{name}',
+			{ runs_max: 41, params: { threads: 2 } });
+		await call('PATCH', '/api/v1/testcases/browser-edit', '/api/v1/testcases/{name}',
+			{ runs_max: 1 });
+		await call('DELETE', '/api/v1/testcases/browser-edit', '/api/v1/testcases/{name}');
+		await call('DELETE', '/api/v1/testcases/browser-edit', '/api/v1/testcases/{name}');
 		await call('GET', '/api/v1/workers', '/api/v1/workers');
 		// A queued job: verdict and finished_at are null.
 		const again = await call('POST', `/api/v1/jobs/${jobId}/rerun`,

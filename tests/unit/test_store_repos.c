@@ -1,7 +1,7 @@
 /*
  * server/store/store_repos.c against a real PostgreSQL (testdb.h):
  * repositories and testcases registered, found by name, listed by name,
- * and a taken name refused.
+ * a taken name refused, changed, and deleted softly (issue 15).
  */
 /* cmocka needs these first, in this order. */
 /* clang-format off */
@@ -166,6 +166,116 @@ static void test_store_repos__testcases_are_listed_by_name(void **state)
 	store_testcase_list_clear(&list);
 }
 
+static void
+test_store_repos__a_repo_is_changed_and_deleted_softly(void **state)
+{
+	struct store_repo made, changed, again;
+	struct store_repo_list list;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(
+	    store_repos_create(&made, db_conn(), "soft", "/srv/1", NULL),
+	    STORE_OK);
+	assert_int_equal(store_repos_update(&changed, db_conn(), "soft",
+					    "/srv/2", "https://x/{sha}"),
+			 STORE_OK);
+	assert_int_equal(changed.id, made.id);
+	assert_string_equal(changed.url, "/srv/2");
+	assert_string_equal(changed.web_url, "https://x/{sha}");
+	store_repo_clear(&changed);
+	assert_int_equal(
+	    store_repos_update(&changed, db_conn(), "nope", "/srv/2", NULL),
+	    STORE_NOT_FOUND);
+	assert_int_equal(store_repos_delete(db_conn(), "soft"), STORE_OK);
+	assert_int_equal(store_repos_delete(db_conn(), "soft"),
+			 STORE_NOT_FOUND);
+	assert_int_equal(store_repos_find(&changed, db_conn(), "soft"),
+			 STORE_NOT_FOUND);
+	assert_int_equal(
+	    store_repos_update(&changed, db_conn(), "soft", "/srv/3", NULL),
+	    STORE_NOT_FOUND);
+	assert_int_equal(store_repos_list(&list, db_conn()), STORE_OK);
+	for (i = 0; i < list.count; i++)
+		assert_string_not_equal(list.items[i].name, "soft");
+	store_repo_list_clear(&list);
+	/* The name is free again; the deleted row stays for old jobs. */
+	assert_int_equal(
+	    store_repos_create(&again, db_conn(), "soft", "/srv/4", NULL),
+	    STORE_OK);
+	assert_true(again.id != made.id);
+	store_repo_clear(&again);
+	store_repo_clear(&made);
+}
+
+static void
+test_store_repos__in_use_is_not_deleted_and_hold_sees_deletion(void **state)
+{
+	struct store_testcase_fields fields = bench("used-tc");
+	struct store_testcase testcase;
+	struct store_repo repo;
+	char sql[512];
+
+	(void)state;
+	assert_int_equal(
+	    store_repos_create(&repo, db_conn(), "used", "/srv/u", NULL),
+	    STORE_OK);
+	assert_int_equal(store_testcases_create(&testcase, db_conn(), &fields),
+			 STORE_OK);
+	assert_int_equal(store_repos_hold(db_conn(), repo.id, testcase.id),
+			 STORE_OK);
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO jobs (repo_id, testcase_id, good_rev, bad_rev,"
+		 " good_sha, bad_sha, state) VALUES (%lld, %lld, 'a', 'b',"
+		 " 'a', 'b', 'running')",
+		 repo.id, testcase.id);
+	testdb_exec(sql);
+	assert_int_equal(store_repos_delete(db_conn(), "used"),
+			 STORE_CONFLICT);
+	assert_int_equal(store_testcases_delete(db_conn(), "used-tc"),
+			 STORE_CONFLICT);
+	testdb_exec("UPDATE jobs SET state = 'done'");
+	assert_int_equal(store_repos_delete(db_conn(), "used"), STORE_OK);
+	assert_int_equal(store_testcases_delete(db_conn(), "used-tc"),
+			 STORE_OK);
+	assert_int_equal(store_repos_hold(db_conn(), repo.id, testcase.id),
+			 STORE_NOT_FOUND);
+	store_testcase_clear(&testcase);
+	store_repo_clear(&repo);
+}
+
+static void
+test_store_repos__a_testcase_is_changed_but_keeps_its_name(void **state)
+{
+	struct store_testcase_fields fields = bench("change-tc");
+	struct store_testcase made, changed;
+
+	(void)state;
+	assert_int_equal(store_testcases_create(&made, db_conn(), &fields),
+			 STORE_OK);
+	fields.kpi = "other.metric";
+	fields.runs_max = 12;
+	fields.notify_author = false;
+	fields.monitors = "[]";
+	assert_int_equal(store_testcases_update(&changed, db_conn(), &fields),
+			 STORE_OK);
+	assert_int_equal(changed.id, made.id);
+	assert_string_equal(changed.fields.name, "change-tc");
+	assert_string_equal(changed.fields.kpi, "other.metric");
+	assert_int_equal(changed.fields.runs_max, 12);
+	assert_false(changed.fields.notify_author);
+	assert_string_equal(changed.fields.monitors, "[]");
+	store_testcase_clear(&changed);
+	store_testcase_clear(&made);
+	assert_int_equal(store_testcases_delete(db_conn(), "change-tc"),
+			 STORE_OK);
+	assert_int_equal(store_testcases_update(&changed, db_conn(), &fields),
+			 STORE_NOT_FOUND);
+	assert_int_equal(store_testcases_create(&made, db_conn(), &fields),
+			 STORE_OK);
+	store_testcase_clear(&made);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +285,12 @@ int main(void)
 	    cmocka_unit_test(test_store_repos__a_testcase_keeps_every_field),
 	    cmocka_unit_test(test_store_repos__a_testcase_name_is_taken_once),
 	    cmocka_unit_test(test_store_repos__testcases_are_listed_by_name),
+	    cmocka_unit_test(
+		test_store_repos__a_repo_is_changed_and_deleted_softly),
+	    cmocka_unit_test(
+		test_store_repos__in_use_is_not_deleted_and_hold_sees_deletion),
+	    cmocka_unit_test(
+		test_store_repos__a_testcase_is_changed_but_keeps_its_name),
 	};
 
 	return cmocka_run_group_tests(tests, testdb_setup, testdb_teardown);
