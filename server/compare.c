@@ -501,11 +501,13 @@ out:
 	return rc;
 }
 
-void compare_api_retest(struct http_response *res, struct http_request *req)
+void compare_api_make(struct http_response *res, struct http_request *req,
+		      const char *field, const char *meaning,
+		      compare_maker make)
 {
 	struct field_errors errors;
 	long long job_id, new_id;
-	json_t *body, *fix, *job;
+	json_t *body, *revision, *job;
 	PGconn *conn;
 	int rc;
 
@@ -520,17 +522,17 @@ void compare_api_retest(struct http_response *res, struct http_request *req)
 		http_db_failed(res);
 		goto out;
 	}
-	fix = json_object_get(body, "fix");
-	if (fix != NULL && !json_is_null(fix) &&
-	    (!json_is_string(fix) ||
-	     strlen(json_string_value(fix)) != json_string_length(fix))) {
+	revision = json_object_get(body, field);
+	if (revision != NULL && !json_is_null(revision) &&
+	    (!json_is_string(revision) ||
+	     strlen(json_string_value(revision)) !=
+		 json_string_length(revision))) {
 		http_error(res, 400, "invalid_field",
-			   "field 'fix' must be a string: the revision of the "
-			   "fix");
+			   "field '%s' must be a string: %s", field, meaning);
 		goto out;
 	}
-	rc = compare_retest(&new_id, conn, job_id, json_string_value(fix),
-			    req->token_id, &errors);
+	rc = make(&new_id, conn, job_id, json_string_value(revision),
+		  req->token_id, &errors);
 	if (rc == 0)
 		rc = jobs_get(&job, conn, new_id, &errors);
 	if (rc != 0) {
@@ -543,4 +545,10 @@ void compare_api_retest(struct http_response *res, struct http_request *req)
 	http_json(res, 201, job);
 out:
 	json_decref(body);
+}
+
+void compare_api_retest(struct http_response *res, struct http_request *req)
+{
+	compare_api_make(res, req, "fix", "the revision of the fix",
+			 compare_retest);
 }

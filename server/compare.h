@@ -90,6 +90,24 @@ int compare_retest(long long *out_id, PGconn *conn, long long job_id,
 /* POST /api/v1/jobs/{id}/retest {"fix": "<revision>"}: 201 the new job. */
 void compare_api_retest(struct http_response *res, struct http_request *req);
 
+/*
+ * What makes a compare job from job `job_id` and a revision (NULL: none
+ * given): compare_retest, rechecks_create.
+ */
+typedef int (*compare_maker)(long long *out_id, PGconn *conn, long long job_id,
+			     const char *revision, long long token_id,
+			     struct field_errors *errors);
+
+/*
+ * The REST side of a compare_maker on POST /api/v1/jobs/{id}/...: reads
+ * the string `field` of the body (400 "field '<field>' must be a string:
+ * <meaning>" otherwise), calls `make` for the caller's token, and answers
+ * 201 with the new job and its Location, or the maker's error.
+ */
+void compare_api_make(struct http_response *res, struct http_request *req,
+		      const char *field, const char *meaning,
+		      compare_maker make);
+
 /* compare_report.c: queues the report of compare job `job`, whose
  * columns `cmp` hold their results, in the outbox.  0 or -1. */
 struct store_compare;

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compare.h"
 #include "db.h"
 #include "jobs.h"
 #include "log.h"
@@ -135,46 +136,8 @@ out:
 
 void rechecks_api_create(struct http_response *res, struct http_request *req)
 {
-	struct field_errors errors;
-	long long job_id, new_id;
-	json_t *body, *head, *job;
-	PGconn *conn;
-	int rc;
-
-	if (!http_path_id(res, req->params[0], "not_found", "job", &job_id))
-		return;
-	body = http_json_body(res, req);
-	if (body == NULL)
-		return;
-	fields_init(&errors);
-	conn = db_conn();
-	head = json_object_get(body, "head");
-	if (conn == NULL) {
-		http_db_failed(res);
-		goto out;
-	}
-	if (head != NULL && !json_is_null(head) &&
-	    (!json_is_string(head) ||
-	     strlen(json_string_value(head)) != json_string_length(head))) {
-		http_error(res, 400, "invalid_field",
-			   "field 'head' must be a string: the revision to "
-			   "re-check on");
-		goto out;
-	}
-	rc = rechecks_create(&new_id, conn, job_id, json_string_value(head),
-			     req->token_id, &errors);
-	if (rc == 0)
-		rc = jobs_get(&job, conn, new_id, &errors);
-	if (rc != 0) {
-		if (rc == JOBS_DB_FAILED || !fields_answer(res, &errors))
-			http_db_failed(res);
-		goto out;
-	}
-	if (asprintf(&res->location, "/api/v1/jobs/%lld", new_id) < 0)
-		res->location = NULL;
-	http_json(res, 201, job);
-out:
-	json_decref(body);
+	compare_api_make(res, req, "head", "the revision to re-check on",
+			 rechecks_create);
 }
 
 /* The value of header `name` in the header block of `message` (folded
