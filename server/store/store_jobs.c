@@ -44,12 +44,10 @@ int store_jobs_create(long long *out_id, PGconn *conn,
 		      const struct gitrepo_commit *commits, size_t count)
 {
 	char repo_id[STORE_INT_TEXT], testcase_id[STORE_INT_TEXT],
-	    token[STORE_INT_TEXT], job_text[STORE_INT_TEXT],
-	    idx[STORE_INT_TEXT];
-	char runs_min[STORE_INT_TEXT], runs_max[STORE_INT_TEXT], parents[256];
+	    token[STORE_INT_TEXT];
+	char runs_min[STORE_INT_TEXT], runs_max[STORE_INT_TEXT];
 	const char *params[10];
 	PGresult *r;
-	size_t i;
 
 	store_int_text(repo_id, job->repo_id);
 	store_int_text(testcase_id, job->testcase_id);
@@ -77,28 +75,40 @@ int store_jobs_create(long long *out_id, PGconn *conn,
 		return STORE_FAILED;
 	*out_id = db_int(r, 0, 0);
 	PQclear(r);
-	store_int_text(job_text, *out_id);
-	for (i = 0; i < count; i++) {
+	return store_jobs_add_commits(conn, *out_id, commits, count);
+}
+
+/* Flush the COPY buffer to the server at about this size. */
+#define COPY_CHUNK (1 << 20)
+
+int store_jobs_add_commits(PGconn *conn, long long job_id,
+			   const struct gitrepo_commit *commits, size_t count)
+{
+	struct strbuf rows = STRBUF_INIT;
+	char job_text[STORE_INT_TEXT], idx[STORE_INT_TEXT], parents[256];
+	bool ok = true;
+	size_t i;
+
+	store_int_text(job_text, job_id);
+	if (db_copy_start(conn, "COPY job_commits (job_id, idx, sha, subject,"
+				" author_name, author_email, parents)"
+				" FROM STDIN") < 0)
+		return STORE_FAILED;
+	for (i = 0; i < count && ok; i++) {
 		parents_text(parents, sizeof(parents), &commits[i]);
 		snprintf(idx, sizeof(idx), "%zu", i);
-		params[0] = job_text;
-		params[1] = idx;
-		params[2] = commits[i].sha;
-		params[3] = commits[i].subject;
-		params[4] = commits[i].author_name;
-		params[5] = commits[i].author_email;
-		params[6] = parents;
-		r = db_exec(
-		    conn,
-		    "INSERT INTO job_commits (job_id, idx, sha, subject,"
-		    " author_name, author_email, parents)"
-		    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
-		    7, params);
-		if (r == NULL)
-			return STORE_FAILED;
-		PQclear(r);
+		db_copy_field(&rows, job_text);
+		db_copy_field(&rows, idx);
+		db_copy_field(&rows, commits[i].sha);
+		db_copy_field(&rows, commits[i].subject);
+		db_copy_field(&rows, commits[i].author_name);
+		db_copy_field(&rows, commits[i].author_email);
+		db_copy_field(&rows, parents);
+		db_copy_row_end(&rows);
+		if (rows.len >= COPY_CHUNK && db_copy_put(conn, &rows) < 0)
+			ok = false;
 	}
-	return 0;
+	return db_copy_finish(conn, &rows, ok) < 0 ? STORE_FAILED : STORE_OK;
 }
 
 int store_jobs_lock(PGconn *conn, long long job_id, char state[16])
