@@ -378,7 +378,8 @@ static void api_jobs_failed(struct http_response *res, int rc,
 		http_db_failed(res);
 }
 
-/* Answers 201 with job `job_id`, just created. */
+/* Answers 201 with job `job_id`, just created, or 202 when its range is
+ * still being listed in the background (state 'resolving'). */
 static void api_jobs_created(struct http_response *res, PGconn *conn,
 			     long long job_id)
 {
@@ -394,7 +395,12 @@ static void api_jobs_created(struct http_response *res, PGconn *conn,
 	}
 	if (asprintf(&res->location, "/api/v1/jobs/%lld", job_id) < 0)
 		res->location = NULL;
-	http_json(res, 201, job);
+	http_json(res,
+		  strcmp(json_string_value(json_object_get(job, "state")),
+			 "resolving") == 0
+		      ? 202
+		      : 201,
+		  job);
 }
 
 void api_jobs_create(struct http_response *res, struct http_request *req)

@@ -10,13 +10,11 @@
 #include "log.h"
 #include "mirror.h"
 #include "report.h"
+#include "resolver.h"
 #include "scheduler.h"
 #include "server.h"
 #include "store/store_repos.h"
 #include "validate.h"
-
-/* Most candidates one job may hold. */
-#define JOBS_RANGE_LIMIT 100000
 
 /* A string field of `body` into *out (NULL when absent or null). */
 static void json_text(const char **out, json_t *body, const char *key,
@@ -185,9 +183,22 @@ static bool resolve(git_oid *out, git_repository *repo, const char *rev,
 	return false;
 }
 
-/* Fetches the mirror and lists the candidates into *commits (NULL when
- * the revisions do not give a range). */
+/* A range too long to list while the request waits: its two ends, for
+ * the resolver. */
+struct long_range {
+	bool found;
+	char good[GITREPO_SHA_LEN + 1], bad[GITREPO_SHA_LEN + 1];
+};
+
+/*
+ * Fetches the mirror and lists the candidates into *commits (NULL when
+ * the revisions do not give a range), unless `good` is not within
+ * JOBS_SYNC_RANGE first-parent steps of `bad`: then the range is left to
+ * the resolver, its ends in *far (a job with a `within` hook is always
+ * listed here: the robot's jobs are two commits apart).
+ */
 static void candidates(struct gitrepo_commit **commits, size_t *count,
+		       struct long_range *far,
 		       const struct jobs_request *request,
 		       const char *repo_url, struct field_errors *errors)
 {
@@ -211,9 +222,15 @@ static void candidates(struct gitrepo_commit **commits, size_t *count,
 	    resolve(&good, repo, request->good, "good", request->repo, errors);
 	bad_ok = request->bad != NULL && resolve(&bad, repo, request->bad,
 						 "bad", request->repo, errors);
-	if (good_ok && bad_ok &&
-	    gitrepo_range(commits, count, repo, &good, &bad, JOBS_RANGE_LIMIT,
-			  &err) < 0) {
+	if (good_ok && bad_ok && request->within == NULL &&
+	    gitrepo_first_parent_within(repo, &good, &bad, JOBS_SYNC_RANGE) ==
+		0) {
+		far->found = true;
+		git_oid_tostr(far->good, sizeof(far->good), &good);
+		git_oid_tostr(far->bad, sizeof(far->bad), &bad);
+	} else if (good_ok && bad_ok &&
+		   gitrepo_range(commits, count, repo, &good, &bad,
+				 JOBS_RANGE_LIMIT, &err) < 0) {
 		fields_add(errors, "bad", 422, "invalid_range", "%s", err);
 		*commits = NULL;
 		*count = 0;
@@ -274,7 +291,7 @@ static int store(long long *out_id, PGconn *conn,
 		 const struct jobs_request *request,
 		 const struct job_target *target, long long token_id,
 		 const struct gitrepo_commit *commits, size_t count,
-		 struct field_errors *errors)
+		 const struct long_range *far, struct field_errors *errors)
 {
 	struct store_job_new job = {0};
 	char *notify = request->notify != NULL
@@ -298,6 +315,17 @@ static int store(long long *out_id, PGconn *conn,
 	job.created_by = token_id;
 	job.runs_min = request->runs_min;
 	job.runs_max = request->runs_max;
+	if (far->found) {
+		if (store_jobs_create_resolving(out_id, conn, &job, far->good,
+						far->bad) < 0 ||
+		    db_commit(conn) < 0) {
+			db_rollback(conn);
+			goto out;
+		}
+		resolver_wake();
+		rc = 0;
+		goto out;
+	}
 	if (store_jobs_create(out_id, conn, &job, commits, count) < 0 ||
 	    store_jobs_lock(conn, *out_id, NULL) != 0 ||
 	    sched_advance(conn, *out_id, server_config.base_url) < 0 ||
@@ -319,6 +347,7 @@ int jobs_create(long long *out_id, PGconn *conn,
 {
 	struct job_target target = {0};
 	struct gitrepo_commit *commits = NULL;
+	struct long_range far = {0};
 	size_t count = 0;
 	int rc, quota;
 
@@ -337,13 +366,19 @@ int jobs_create(long long *out_id, PGconn *conn,
 		goto out;
 	}
 	if (rc == 0 && quota == 0 && target.repo_found)
-		candidates(&commits, &count, request, target.repo.url, errors);
+		candidates(&commits, &count, &far, request, target.repo.url,
+			   errors);
 	rc = JOBS_REFUSED;
-	if (!fields_ok(errors) || commits == NULL)
+	if (!fields_ok(errors) || (commits == NULL && !far.found))
 		goto out;
 	rc = store(out_id, conn, request, &target, token_id, commits, count,
-		   errors);
-	if (rc == 0)
+		   &far, errors);
+	if (rc == 0 && far.found)
+		log_info("job %lld: %s %s %.12s..%.12s, resolving in the "
+			 "background",
+			 *out_id, request->repo, request->testcase, far.good,
+			 far.bad);
+	else if (rc == 0)
 		log_info("job %lld: %s %s %.12s..%.12s, %zu candidates",
 			 *out_id, request->repo, request->testcase,
 			 commits[0].sha, commits[count - 1].sha, count);

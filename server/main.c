@@ -20,6 +20,7 @@
 #include "log.h"
 #include "mailer.h"
 #include "report.h"
+#include "resolver.h"
 #include "server.h"
 #include "url.h"
 #include "watcher.h"
@@ -435,6 +436,8 @@ static int services_start(struct services *out, const struct options *opts,
 	if (opts->inbox != NULL &&
 	    inbox_start(opts->inbox, opts->inbox_timeout_s) < 0)
 		return -1;
+	if (resolver_start() < 0)
+		return -1;
 	return watcher_start();
 }
 
@@ -445,6 +448,7 @@ static void services_stop(struct services *services)
 	mailer_stop(services->mailer);
 	inbox_stop();
 	watcher_stop();
+	resolver_stop();
 	db_disconnect();
 }
 

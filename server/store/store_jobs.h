@@ -48,6 +48,16 @@ int store_jobs_create(long long *out_id, PGconn *conn,
  * (tabs, newlines and backslashes included).  Inside the caller's
  * transaction; on STORE_FAILED the caller rolls back.
  */
+/*
+ * Stores job `job` in state 'resolving' with only its two ends (full
+ * SHAs) and queues it for the resolver (store_resolving.h), which lists
+ * and adds its candidates later.  Inside a transaction, as
+ * store_jobs_create.
+ */
+int store_jobs_create_resolving(long long *out_id, PGconn *conn,
+				const struct store_job_new *job,
+				const char *good_sha, const char *bad_sha);
+
 int store_jobs_add_commits(PGconn *conn, long long job_id,
 			   const struct gitrepo_commit *commits, size_t count);
 
