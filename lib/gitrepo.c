@@ -205,7 +205,7 @@ int gitrepo_first_parent_within(git_repository *repo, const git_oid *good,
 		if (!found)
 			return 0;
 	}
-	return 0;
+	return 2;
 }
 
 void gitrepo_commits_free(struct gitrepo_commit *commits, size_t count)

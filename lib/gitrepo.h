@@ -64,12 +64,12 @@ int gitrepo_range(struct gitrepo_commit **out, size_t *count,
 		  const git_oid *bad, size_t limit, char **err);
 
 /*
- * Whether `good` is at most `limit` steps down `bad`'s first-parent line:
- * 1 when it is, 0 when it is farther or not on that line at all (then only
- * gitrepo_range can tell a long range from an invalid one), -1 when the
- * history cannot be read.  It reads at most `limit` + 1 commits, so it is
- * cheap enough to decide in a request thread whether to list the range
- * there or in the background.
+ * Walks `bad`'s first-parent line down at most `limit` steps looking for
+ * `good`: 1 when it is there, 0 when the line ends (a root) first, 2 when
+ * `limit` steps passed without either, -1 when the history cannot be
+ * read.  It reads at most `limit` + 1 commits, so it is cheap enough to
+ * decide in a request thread whether to list a range there or in the
+ * background.
  */
 int gitrepo_first_parent_within(git_repository *repo, const git_oid *good,
 				const git_oid *bad, size_t limit);

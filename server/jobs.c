@@ -191,6 +191,21 @@ struct long_range {
 };
 
 /*
+ * Whether the range from `good` to `bad` is left to the resolver: `good`
+ * is not within JOBS_SYNC_RANGE first-parent commits of `bad`, bad's
+ * first-parent line is longer than that, and the two are not merely
+ * swapped (`bad` near below `good`: refused at once as before).
+ */
+static bool too_long(git_repository *repo, const git_oid *good,
+		     const git_oid *bad)
+{
+	return gitrepo_first_parent_within(repo, good, bad, JOBS_SYNC_RANGE) ==
+		   2 &&
+	       gitrepo_first_parent_within(repo, bad, good, JOBS_SYNC_RANGE) !=
+		   1;
+}
+
+/*
  * Fetches the mirror and lists the candidates into *commits (NULL when
  * the revisions do not give a range), unless `good` is not within
  * JOBS_SYNC_RANGE first-parent steps of `bad`: then the range is left to
@@ -223,8 +238,7 @@ static void candidates(struct gitrepo_commit **commits, size_t *count,
 	bad_ok = request->bad != NULL && resolve(&bad, repo, request->bad,
 						 "bad", request->repo, errors);
 	if (good_ok && bad_ok && request->within == NULL &&
-	    gitrepo_first_parent_within(repo, &good, &bad, JOBS_SYNC_RANGE) ==
-		0) {
+	    too_long(repo, &good, &bad)) {
 		far->found = true;
 		git_oid_tostr(far->good, sizeof(far->good), &good);
 		git_oid_tostr(far->bad, sizeof(far->bad), &bad);

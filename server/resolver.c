@@ -41,9 +41,8 @@ void resolver_wake(void)
 
 /* Lists the range of `job` from its mirror as it is on disk (the
  * submission fetched it); NULL with *err set when it cannot. */
-static struct gitrepo_commit *list_range(size_t *count,
-					 const struct store_resolving *job,
-					 char **err)
+static struct gitrepo_commit *
+list_range(size_t *count, const struct store_resolving *job, char **err)
 {
 	struct gitrepo_commit *commits = NULL;
 	git_repository *repo = NULL;
