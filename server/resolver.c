@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include <git2.h>
+#include <malloc.h>
 
 #include "db.h"
 #include "gitrepo.h"
@@ -39,19 +40,23 @@ void resolver_wake(void)
 	pthread_mutex_unlock(&resolver_lock);
 }
 
-/* Lists the range of `job` from its mirror as it is on disk (the
- * submission fetched it); NULL with *err set when it cannot. */
+/*
+ * Lists the range of `job` from its mirror as it is on disk (the
+ * submission fetched it); NULL with *err set when it cannot.  It reads
+ * only objects the mirror had when the job was stored, by their ids, and
+ * a fetch only adds objects (new packs appear whole) and moves refs, so
+ * it does not take mirror_lock: a submission to the same repository,
+ * which fetches under it, would otherwise wait seconds for the listing.
+ */
 static struct gitrepo_commit *
 list_range(size_t *count, const struct store_resolving *job, char **err)
 {
 	struct gitrepo_commit *commits = NULL;
 	git_repository *repo = NULL;
-	struct mirrorlock *held;
 	git_oid good, bad;
 	char path[4096];
 
 	*count = 0;
-	held = mirror_lock(job->repo);
 	mirror_path(path, sizeof(path), job->repo);
 	if (git_repository_open_bare(&repo, path) < 0 ||
 	    git_oid_fromstr(&good, job->good_sha) < 0 ||
@@ -65,7 +70,6 @@ list_range(size_t *count, const struct store_resolving *job, char **err)
 		*count = 0;
 	}
 	git_repository_free(repo);
-	mirror_unlock(held);
 	return commits;
 }
 
@@ -124,6 +128,9 @@ out:
 	gitrepo_commits_free(commits, count);
 	store_resolving_clear(&job);
 	free(err);
+	/* A long range's listing is a few hundred MB of small blocks; give
+	 * them back to the system rather than keep the peak for good. */
+	malloc_trim(0);
 	return rc;
 }
 
