@@ -129,8 +129,9 @@ static json_t *job_row_json(const struct store_jobs_row *j)
 /* GET /api/v1/jobs: a page of jobs, newest first, with the total. */
 void api_jobs_list(struct http_response *res, struct http_request *req)
 {
-	static const char *const states[] = {"queued", "running",   "done",
-					     "failed", "cancelled", NULL};
+	static const char *const states[] = {
+	    "resolving", "queued",    "running", "done",
+	    "failed",	 "cancelled", NULL};
 	static const char *const verdicts[] = {
 	    "regression", "improvement", "no-change", "inconclusive", NULL};
 	struct store_jobs_filter filter = {.limit = API_JOBS_LIMIT_DEFAULT};

@@ -89,6 +89,13 @@ def a_long_range_is_accepted_resolving_and_finds_the_culprit(env):
     eq(done["state"], "done", "state")
     eq(done["verdict"], "regression", "verdict")
     eq(done["culprit"], shas[culprit_idx], "culprit")
+    # The client waits through 'resolving' to the verdict.
+    code, out, err = cli(svc, "submit", "--repo", "long", "--testcase", "long-tc",
+                         "--good", shas[1], "--bad", "main", "--wait", "--poll", "0.2")
+    eq(code, 1, "client's exit status of a regression; stderr:\n" + err)
+    check(" submitted: listing its range in the background, " in err.splitlines()[0],
+          "client's submission line: %r" % err.splitlines()[0])
+    check(shas[culprit_idx] in out, "client prints the culprit: %r" % out)
     # A short range is still listed while the request waits.
     short = svc.submit({"repo": "long", "testcase": "long-tc", "good": shas[-30],
                         "bad": shas[-1]})
@@ -164,6 +171,9 @@ def a_server_killed_while_resolving_leaves_the_job_to_the_next(env):
         check('id="job-state">resolving<' in page, "page shows the state")
         check("listing the range" in page, "page says what happens")
         check('action="/jobs/%d/cancel"' % other["id"] in page, "cancel button")
+        listed = svc.api.ok("GET", "/api/v1/jobs?state=resolving", token=svc.read_token)
+        eq(sorted(j["id"] for j in listed["jobs"]), sorted([job["id"], other["id"]]),
+           "jobs listed by state resolving")
         code, out, err = cli(svc, "status", str(other["id"]), token=svc.read_token)
         eq(code, 0, "cli status exit: " + err)
         check("resolving" in out + err, "cli shows resolving: %r" % (out + err))
