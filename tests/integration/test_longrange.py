@@ -132,6 +132,10 @@ def a_long_range_that_cannot_be_listed_fails_with_why(env):
     check("not an ancestor" in (failed["message"] or ""),
           "message says why: %r" % failed["message"])
     eq(failed["candidates"], 0, "no candidates")
+    status, _, page = Browser(svc.url).sign_in(svc.read_token).get("/jobs/%d" % job["id"])
+    eq(status, 200, "job page of a job failed while resolving")
+    check('id="job-state">failed<' in page and "not an ancestor" in page,
+          "the page says it failed and why")
 
 
 @test
