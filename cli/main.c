@@ -215,6 +215,8 @@ static char *progress_line(json_t *job)
 		      "range for a change the search stepped over";
 	else if (phase != NULL && strcmp(phase, "confirming") == 0)
 		why = "; confirming with fresh runs";
+	else if (phase != NULL && strcmp(phase, "resolving") == 0)
+		why = "; listing the range's commits";
 	if (asprintf(
 		&line,
 		"job %lld: %s, %lld commit%s tested, %lld run%s, "
@@ -565,16 +567,26 @@ static int post_job(struct remote *remote, const struct cli_options *o,
 		goto out;
 	}
 	job = reply.json;
-	if (reply.status != 201 || !json_is_object(job) ||
+	/* 202: a long range, its candidates listed in the background. */
+	if ((reply.status != 201 && reply.status != 202) ||
+	    !json_is_object(job) ||
 	    !json_is_integer(json_object_get(job, "id"))) {
-		status = reply.status == 201
+		status = reply.status == 201 || reply.status == 202
 			     ? fail("the server's reply is not a job")
 			     : reply_failed(&reply);
 		goto out;
 	}
-	fprintf(stderr, "job %lld submitted: %lld candidates, %s/jobs/%lld\n",
-		int_field(job, "id"), int_field(job, "candidates"),
-		remote_server_url(remote), int_field(job, "id"));
+	if (reply.status == 202)
+		fprintf(stderr,
+			"job %lld submitted: listing its range in the "
+			"background, %s/jobs/%lld\n",
+			int_field(job, "id"), remote_server_url(remote),
+			int_field(job, "id"));
+	else
+		fprintf(stderr,
+			"job %lld submitted: %lld candidates, %s/jobs/%lld\n",
+			int_field(job, "id"), int_field(job, "candidates"),
+			remote_server_url(remote), int_field(job, "id"));
 	if (o->wait) {
 		status = follow_job(remote, int_field(job, "id"), o);
 		goto out;

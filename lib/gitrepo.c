@@ -183,6 +183,31 @@ static int commit_describe(struct gitrepo_commit *out, git_repository *repo,
 	return error;
 }
 
+int gitrepo_first_parent_within(git_repository *repo, const git_oid *good,
+				const git_oid *bad, size_t limit)
+{
+	git_oid at;
+	size_t steps;
+
+	git_oid_cpy(&at, bad);
+	for (steps = 0; steps <= limit; steps++) {
+		git_commit *commit = NULL;
+		int found;
+
+		if (git_oid_equal(&at, good))
+			return 1;
+		if (git_commit_lookup(&commit, repo, &at) < 0)
+			return -1;
+		found = git_commit_parentcount(commit) > 0;
+		if (found)
+			git_oid_cpy(&at, git_commit_parent_id(commit, 0));
+		git_commit_free(commit);
+		if (!found)
+			return 0;
+	}
+	return 2;
+}
+
 void gitrepo_commits_free(struct gitrepo_commit *commits, size_t count)
 {
 	size_t i;

@@ -63,6 +63,17 @@ int gitrepo_range(struct gitrepo_commit **out, size_t *count,
 		  git_repository *repo, const git_oid *good,
 		  const git_oid *bad, size_t limit, char **err);
 
+/*
+ * Walks `bad`'s first-parent line down at most `limit` steps looking for
+ * `good`: 1 when it is there, 0 when the line ends (a root) first, 2 when
+ * `limit` steps passed without either, -1 when the history cannot be
+ * read.  It reads at most `limit` + 1 commits, so it is cheap enough to
+ * decide in a request thread whether to list a range there or in the
+ * background.
+ */
+int gitrepo_first_parent_within(git_repository *repo, const git_oid *good,
+				const git_oid *bad, size_t limit);
+
 void gitrepo_commits_free(struct gitrepo_commit *commits, size_t count);
 
 /*

@@ -129,8 +129,9 @@ static json_t *job_row_json(const struct store_jobs_row *j)
 /* GET /api/v1/jobs: a page of jobs, newest first, with the total. */
 void api_jobs_list(struct http_response *res, struct http_request *req)
 {
-	static const char *const states[] = {"queued", "running",   "done",
-					     "failed", "cancelled", NULL};
+	static const char *const states[] = {
+	    "resolving", "queued",    "running", "done",
+	    "failed",	 "cancelled", NULL};
 	static const char *const verdicts[] = {
 	    "regression", "improvement", "no-change", "inconclusive", NULL};
 	struct store_jobs_filter filter = {.limit = API_JOBS_LIMIT_DEFAULT};
@@ -387,7 +388,8 @@ static void api_jobs_failed(struct http_response *res, int rc,
 		http_db_failed(res);
 }
 
-/* Answers 201 with job `job_id`, just created. */
+/* Answers 201 with job `job_id`, just created, or 202 when its range is
+ * still being listed in the background (state 'resolving'). */
 static void api_jobs_created(struct http_response *res, PGconn *conn,
 			     long long job_id)
 {
@@ -403,7 +405,12 @@ static void api_jobs_created(struct http_response *res, PGconn *conn,
 	}
 	if (asprintf(&res->location, "/api/v1/jobs/%lld", job_id) < 0)
 		res->location = NULL;
-	http_json(res, 201, job);
+	http_json(res,
+		  strcmp(json_string_value(json_object_get(job, "state")),
+			 "resolving") == 0
+		      ? 202
+		      : 201,
+		  job);
 }
 
 void api_jobs_create(struct http_response *res, struct http_request *req)

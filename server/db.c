@@ -144,6 +144,104 @@ static int db_simple(PGconn *conn, const char *sql)
 	return 0;
 }
 
+int db_copy_start(PGconn *conn, const char *sql)
+{
+	PGresult *res;
+
+	if (conn == NULL) {
+		remember_failure("08003");
+		return -1;
+	}
+	remember_failure(NULL);
+	res = PQexec(conn, sql);
+	if (PQresultStatus(res) == PGRES_COPY_IN) {
+		PQclear(res);
+		return 0;
+	}
+	remember_failure(PQresultErrorField(res, PG_DIAG_SQLSTATE));
+	log_error("copy failed: %s (%.80s)", PQresultErrorMessage(res), sql);
+	PQclear(res);
+	return -1;
+}
+
+void db_copy_field(struct strbuf *buf, const char *text)
+{
+	const char *run = text;
+
+	/* Each field ends with a tab; db_copy_row_end turns the row's last
+	 * into the newline. */
+	if (text == NULL) {
+		strbuf_appendn(buf, "\\N\t", 3);
+		return;
+	}
+	for (; *text != '\0'; text++) {
+		const char *escape = *text == '\\'   ? "\\\\"
+				     : *text == '\t' ? "\\t"
+				     : *text == '\n' ? "\\n"
+				     : *text == '\r' ? "\\r"
+						     : NULL;
+
+		if (escape == NULL)
+			continue;
+		strbuf_appendn(buf, run, (size_t)(text - run));
+		strbuf_appendn(buf, escape, 2);
+		run = text + 1;
+	}
+	strbuf_appendn(buf, run, (size_t)(text - run));
+	strbuf_appendn(buf, "\t", 1);
+}
+
+void db_copy_row_end(struct strbuf *buf)
+{
+	if (buf->len > 0 && !buf->failed)
+		buf->data[buf->len - 1] = '\n';
+}
+
+int db_copy_put(PGconn *conn, struct strbuf *buf)
+{
+	int rc = 0;
+
+	if (buf->failed) {
+		log_error("copy failed: out of memory");
+		rc = -1;
+	} else if (buf->len > 0 &&
+		   PQputCopyData(conn, buf->data, (int)buf->len) != 1) {
+		log_error("copy failed: %s", PQerrorMessage(conn));
+		rc = -1;
+	}
+	buf->len = 0;
+	if (buf->data != NULL)
+		buf->data[0] = '\0';
+	return rc;
+}
+
+int db_copy_finish(PGconn *conn, struct strbuf *buf, bool ok)
+{
+	PGresult *res;
+	int rc = 0;
+
+	if (ok && db_copy_put(conn, buf) < 0)
+		ok = false;
+	if (PQputCopyEnd(conn, ok ? NULL : "abandoned by the server") != 1) {
+		log_error("copy failed: %s", PQerrorMessage(conn));
+		rc = -1;
+	}
+	/* The copy's own result, then the NULL that ends the command. */
+	while ((res = PQgetResult(conn)) != NULL) {
+		if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+			if (ok)
+				log_error("copy failed: %s",
+					  PQresultErrorMessage(res));
+			remember_failure(
+			    PQresultErrorField(res, PG_DIAG_SQLSTATE));
+			rc = -1;
+		}
+		PQclear(res);
+	}
+	strbuf_clear(buf);
+	return ok ? rc : -1;
+}
+
 int db_begin(PGconn *conn)
 {
 	return db_simple(conn, "BEGIN");

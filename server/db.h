@@ -9,6 +9,8 @@
 #include <libpq-fe.h>
 #include <stdbool.h>
 
+#include "strbuf.h"
+
 /* Sets the connection string for every thread; call once at start. */
 void db_configure(const char *conninfo);
 
@@ -43,6 +45,24 @@ const char *db_last_failure(void);
  * the query or its data.
  */
 bool db_state_transient(const char *state);
+
+/*
+ * COPY ... FROM STDIN in text format, for writing many rows at once:
+ * db_copy_start runs `sql` (a COPY command) and returns 0 or -1 (logged);
+ * the caller appends rows to a strbuf with db_copy_field and
+ * db_copy_row_end, hands it to db_copy_put whenever it has grown (the
+ * buffer is sent and emptied), and ends with db_copy_finish, which sends
+ * what is left, ends the copy (aborting it when `ok` is false) and
+ * returns 0 or -1.  Every started copy must be finished.  It runs inside
+ * whatever transaction the caller holds.
+ */
+int db_copy_start(PGconn *conn, const char *sql);
+/* Appends `text` (NULL: SQL NULL) as the next field of the row in `buf`,
+ * escaping backslash, tab, newline and carriage return as COPY wants. */
+void db_copy_field(struct strbuf *buf, const char *text);
+void db_copy_row_end(struct strbuf *buf);
+int db_copy_put(PGconn *conn, struct strbuf *buf);
+int db_copy_finish(PGconn *conn, struct strbuf *buf, bool ok);
 
 /* BEGIN / COMMIT / ROLLBACK; begin and commit return 0 or -1. */
 int db_begin(PGconn *conn);

@@ -11,13 +11,11 @@
 #include "log.h"
 #include "mirror.h"
 #include "report.h"
+#include "resolver.h"
 #include "scheduler.h"
 #include "server.h"
 #include "store/store_repos.h"
 #include "validate.h"
-
-/* Most candidates one job may hold. */
-#define JOBS_RANGE_LIMIT 100000
 
 /* A string field of `body` into *out (NULL when absent or null). */
 static void json_text(const char **out, json_t *body, const char *key,
@@ -190,9 +188,37 @@ static bool resolve(git_oid *out, git_repository *repo, const char *rev,
 	return false;
 }
 
-/* Fetches the mirror and lists the candidates into *commits (NULL when
- * the revisions do not give a range). */
+/* A range too long to list while the request waits: its two ends, for
+ * the resolver. */
+struct long_range {
+	bool found;
+	char good[GITREPO_SHA_LEN + 1], bad[GITREPO_SHA_LEN + 1];
+};
+
+/*
+ * Whether the range from `good` to `bad` is left to the resolver: `good`
+ * is not within JOBS_SYNC_RANGE first-parent commits of `bad`, bad's
+ * first-parent line is longer than that, and the two are not merely
+ * swapped (`bad` near below `good`: refused at once as before).
+ */
+static bool too_long(git_repository *repo, const git_oid *good,
+		     const git_oid *bad)
+{
+	return gitrepo_first_parent_within(repo, good, bad, JOBS_SYNC_RANGE) ==
+		   2 &&
+	       gitrepo_first_parent_within(repo, bad, good, JOBS_SYNC_RANGE) !=
+		   1;
+}
+
+/*
+ * Fetches the mirror and lists the candidates into *commits (NULL when
+ * the revisions do not give a range), unless `good` is not within
+ * JOBS_SYNC_RANGE first-parent steps of `bad`: then the range is left to
+ * the resolver, its ends in *far (a job with a `within` hook is always
+ * listed here: the robot's jobs are two commits apart).
+ */
 static void candidates(struct gitrepo_commit **commits, size_t *count,
+		       struct long_range *far,
 		       const struct jobs_request *request,
 		       const char *repo_url, struct field_errors *errors)
 {
@@ -220,9 +246,14 @@ static void candidates(struct gitrepo_commit **commits, size_t *count,
 	    resolve(&good, repo, request->good, "good", request->repo, errors);
 	bad_ok = request->bad != NULL && resolve(&bad, repo, request->bad,
 						 "bad", request->repo, errors);
-	if (good_ok && bad_ok &&
-	    gitrepo_range(commits, count, repo, &good, &bad, JOBS_RANGE_LIMIT,
-			  &err) < 0) {
+	if (good_ok && bad_ok && request->within == NULL &&
+	    too_long(repo, &good, &bad)) {
+		far->found = true;
+		git_oid_tostr(far->good, sizeof(far->good), &good);
+		git_oid_tostr(far->bad, sizeof(far->bad), &bad);
+	} else if (good_ok && bad_ok &&
+		   gitrepo_range(commits, count, repo, &good, &bad,
+				 JOBS_RANGE_LIMIT, &err) < 0) {
 		fields_add(errors, "bad", 422, "invalid_range", "%s", err);
 		*commits = NULL;
 		*count = 0;
@@ -284,7 +315,7 @@ static int store(long long *out_id, PGconn *conn,
 		 const struct jobs_request *request,
 		 const struct job_target *target, long long token_id,
 		 const struct gitrepo_commit *commits, size_t count,
-		 struct field_errors *errors)
+		 const struct long_range *far, struct field_errors *errors)
 {
 	struct store_job_new job = {0};
 	char *notify = request->notify != NULL
@@ -318,6 +349,21 @@ static int store(long long *out_id, PGconn *conn,
 		rc = JOBS_REFUSED;
 		goto out;
 	}
+	if (far->found) {
+		/* The watcher's link goes in with the job here too. */
+		if (store_jobs_create_resolving(out_id, conn, &job, far->good,
+						far->bad) < 0 ||
+		    (request->within != NULL &&
+		     request->within(conn, *out_id, request->within_arg) <
+			 0) ||
+		    db_commit(conn) < 0) {
+			db_rollback(conn);
+			goto out;
+		}
+		resolver_wake();
+		rc = 0;
+		goto out;
+	}
 	if (store_jobs_create(out_id, conn, &job, commits, count) < 0 ||
 	    (request->revision_count > 0 &&
 	     compare_mark(conn, *out_id, request) < 0) ||
@@ -341,6 +387,7 @@ int jobs_create(long long *out_id, PGconn *conn,
 {
 	struct job_target target = {0};
 	struct gitrepo_commit *commits = NULL;
+	struct long_range far = {0};
 	size_t count = 0;
 	int rc, quota;
 
@@ -359,13 +406,19 @@ int jobs_create(long long *out_id, PGconn *conn,
 		goto out;
 	}
 	if (rc == 0 && quota == 0 && target.repo_found)
-		candidates(&commits, &count, request, target.repo.url, errors);
+		candidates(&commits, &count, &far, request, target.repo.url,
+			   errors);
 	rc = JOBS_REFUSED;
-	if (!fields_ok(errors) || commits == NULL)
+	if (!fields_ok(errors) || (commits == NULL && !far.found))
 		goto out;
 	rc = store(out_id, conn, request, &target, token_id, commits, count,
-		   errors);
-	if (rc == 0)
+		   &far, errors);
+	if (rc == 0 && far.found)
+		log_info("job %lld: %s %s %.12s..%.12s, resolving in the "
+			 "background",
+			 *out_id, request->repo, request->testcase, far.good,
+			 far.bad);
+	else if (rc == 0)
 		log_info("job %lld: %s %s %.12s..%.12s, %zu candidates",
 			 *out_id, request->repo, request->testcase,
 			 commits[0].sha, commits[count - 1].sha, count);

@@ -31,6 +31,19 @@
 /* Retry-After of a submission refused for too many open jobs. */
 #define JOBS_OPEN_RETRY_AFTER_S 60
 
+/* Most candidates one job may hold. */
+#define JOBS_RANGE_LIMIT 100000
+
+/*
+ * A range whose good is within this many first-parent steps of its bad
+ * is listed while the request waits and answered 201, its first tasks
+ * queued.  A longer one (or one whose good is not on bad's first-parent
+ * line) is stored at once in state 'resolving' and answered 202, and the
+ * resolver (resolver.h) lists it in the background.  Listing 2,000
+ * commits and storing them takes well under a second.
+ */
+#define JOBS_SYNC_RANGE 2000
+
 /* The most addresses a job may notify. */
 #define JOBS_NOTIFY_MOST 50
 

@@ -48,6 +48,9 @@ static void job_progress(const struct sched_job *job, const char *state,
 			*lo = 0;
 			*hi = job->count - 1;
 		}
+	} else if (state != NULL && strcmp(state, "resolving") == 0) {
+		/* The range is being listed: no candidates yet. */
+		*phase = state;
 	} else if (state != NULL && (strcmp(state, "failed") == 0 ||
 				     strcmp(state, "cancelled") == 0)) {
 		/* Where the search stopped, with nothing more to come. */
@@ -170,10 +173,13 @@ static void add_details(json_t *out, const struct store_job *row,
 	json_object_set_new(out, "finished_at",
 			    text_or_null(row->finished_at));
 	json_object_set_new(out, "notify", json_loads(row->notify, 0, &e));
-	json_object_set_new(out, "range",
-			    json_pack("{s:s,s:s}", "after",
-				      job->commits[range_lo].sha, "through",
-				      job->commits[range_hi].sha));
+	json_object_set_new(
+	    out, "range",
+	    json_pack(
+		"{s:s,s:s}", "after",
+		job->count > 0 ? job->commits[range_lo].sha : row->good_sha,
+		"through",
+		job->count > 0 ? job->commits[range_hi].sha : row->bad_sha));
 	json_object_set_new(out, "confidence",
 			    number_or_null(row->confidence));
 	json_object_set_new(out, "runs_min",

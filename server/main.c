@@ -20,6 +20,7 @@
 #include "log.h"
 #include "mailer.h"
 #include "report.h"
+#include "resolver.h"
 #include "server.h"
 #include "url.h"
 #include "watcher.h"
@@ -443,6 +444,8 @@ static int services_start(struct services *out, const struct options *opts,
 	if (opts->inbox != NULL &&
 	    inbox_start(opts->inbox, opts->inbox_timeout_s) < 0)
 		return -1;
+	if (resolver_start() < 0)
+		return -1;
 	return watcher_start();
 }
 
@@ -453,6 +456,7 @@ static void services_stop(struct services *services)
 	mailer_stop(services->mailer);
 	inbox_stop();
 	watcher_stop();
+	resolver_stop();
 	db_disconnect();
 }
 

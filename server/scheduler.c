@@ -96,12 +96,13 @@ static int load_commits(struct sched_job *job, PGconn *conn)
 		return -1;
 	for (i = 0; i < list.count; i++)
 		room += list.commits[i].parent_count;
+	/* None at all: a job still resolving (resolver.h). */
 	job->count = list.count;
-	job->commits = calloc(job->count, sizeof(*job->commits));
-	job->input = calloc(job->count, sizeof(*job->input));
-	job->classes = calloc(job->count, sizeof(*job->classes));
+	job->commits = calloc(job->count + 1, sizeof(*job->commits));
+	job->input = calloc(job->count + 1, sizeof(*job->input));
+	job->classes = calloc(job->count + 1, sizeof(*job->classes));
 	job->parents = calloc(room, sizeof(*job->parents));
-	if (job->count < 2 || job->commits == NULL || job->input == NULL ||
+	if (job->count == 1 || job->commits == NULL || job->input == NULL ||
 	    job->classes == NULL || job->parents == NULL)
 		goto out;
 	for (i = 0; i < job->count; i++) {
@@ -195,9 +196,12 @@ int sched_load(struct sched_job *out, PGconn *conn, long long job_id)
 	rc = load_options(out, conn);
 	if (rc != 0)
 		return rc;
+	/* A job still resolving (or failed at it) has no candidates yet:
+	 * nothing for the engine to answer. */
 	if (load_commits(out, conn) < 0 || load_runs(out, conn) < 0 ||
-	    bisect_step(&out->result, out->classes, out->input, out->count,
-			&out->opts) < 0) {
+	    (out->count > 0 &&
+	     bisect_step(&out->result, out->classes, out->input, out->count,
+			 &out->opts) < 0)) {
 		sched_job_clear(out);
 		return -1;
 	}

@@ -503,7 +503,9 @@ static json_t *job_context(PGconn *conn, long long job_id,
 	state = json_string_value(json_object_get(job, "state"));
 	culprit = json_string_value(json_object_get(job, "culprit"));
 	range = json_object_get(job, "range");
-	final = strcmp(state, "queued") != 0 && strcmp(state, "running") != 0;
+	final = strcmp(state, "queued") != 0 &&
+		strcmp(state, "running") != 0 &&
+		strcmp(state, "resolving") != 0;
 	rc = store_jobs_page_info(
 	    &info, conn, job_id,
 	    json_string_value(json_object_get(range, "after")),
@@ -522,6 +524,8 @@ static json_t *job_context(PGconn *conn, long long job_id,
 		goto out;
 	snprintf(text, sizeof(text), "Job %lld", job_id);
 	json_object_set_new(ctx, "title", json_string(text));
+	json_object_set_new(ctx, "resolving",
+			    json_boolean(strcmp(state, "resolving") == 0));
 	add_endpoints(ctx, job, info.web_url);
 	if (culprit != NULL)
 		json_object_set_new(ctx, "culprit",

@@ -19,8 +19,8 @@
 
 #define WEB_PAGE_SIZE 25
 
-static const char *const job_states[] = {"queued", "running",	"done",
-					 "failed", "cancelled", NULL};
+static const char *const job_states[] = {
+    "resolving", "queued", "running", "done", "failed", "cancelled", NULL};
 
 json_t *web_jobs_names(bool testcases, const char *selected)
 {

@@ -39,17 +39,16 @@ static void parents_text(char *buf, size_t size,
 	buf[used] = '\0';
 }
 
-int store_jobs_create(long long *out_id, PGconn *conn,
-		      const struct store_job_new *job,
-		      const struct gitrepo_commit *commits, size_t count)
+/* Inserts the job's row in state `state` with its two ends. */
+static int insert_job(long long *out_id, PGconn *conn,
+		      const struct store_job_new *job, const char *good_sha,
+		      const char *bad_sha, const char *state)
 {
 	char repo_id[STORE_INT_TEXT], testcase_id[STORE_INT_TEXT],
-	    token[STORE_INT_TEXT], job_text[STORE_INT_TEXT],
-	    idx[STORE_INT_TEXT];
-	char runs_min[STORE_INT_TEXT], runs_max[STORE_INT_TEXT], parents[256];
-	const char *params[10];
+	    token[STORE_INT_TEXT];
+	char runs_min[STORE_INT_TEXT], runs_max[STORE_INT_TEXT];
+	const char *params[11];
 	PGresult *r;
-	size_t i;
 
 	store_int_text(repo_id, job->repo_id);
 	store_int_text(testcase_id, job->testcase_id);
@@ -60,45 +59,87 @@ int store_jobs_create(long long *out_id, PGconn *conn,
 	params[1] = testcase_id;
 	params[2] = job->good_rev;
 	params[3] = job->bad_rev;
-	params[4] = commits[0].sha;
-	params[5] = commits[count - 1].sha;
+	params[4] = good_sha;
+	params[5] = bad_sha;
 	params[6] = job->notify;
 	params[7] = job->created_by > 0 ? token : NULL;
 	params[8] = job->runs_min > 0 ? runs_min : NULL;
 	params[9] = job->runs_max > 0 ? runs_max : NULL;
+	params[10] = state;
 	r = db_exec(
 	    conn,
 	    "INSERT INTO jobs (repo_id, testcase_id, good_rev, bad_rev,"
 	    " good_sha, bad_sha, notify, created_by, runs_min,"
-	    " runs_max) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
-	    " $10) RETURNING id",
-	    10, params);
+	    " runs_max, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
+	    " $10, $11) RETURNING id",
+	    11, params);
 	if (r == NULL)
 		return STORE_FAILED;
 	*out_id = db_int(r, 0, 0);
 	PQclear(r);
-	store_int_text(job_text, *out_id);
-	for (i = 0; i < count; i++) {
+	return STORE_OK;
+}
+
+int store_jobs_create(long long *out_id, PGconn *conn,
+		      const struct store_job_new *job,
+		      const struct gitrepo_commit *commits, size_t count)
+{
+	if (insert_job(out_id, conn, job, commits[0].sha,
+		       commits[count - 1].sha, "queued") < 0)
+		return STORE_FAILED;
+	return store_jobs_add_commits(conn, *out_id, commits, count);
+}
+
+int store_jobs_create_resolving(long long *out_id, PGconn *conn,
+				const struct store_job_new *job,
+				const char *good_sha, const char *bad_sha)
+{
+	char id[STORE_INT_TEXT];
+	const char *params[1];
+	PGresult *r;
+
+	if (insert_job(out_id, conn, job, good_sha, bad_sha, "resolving") < 0)
+		return STORE_FAILED;
+	params[0] = store_int_text(id, *out_id);
+	r = db_exec(conn, "INSERT INTO job_resolving (job_id) VALUES ($1)", 1,
+		    params);
+	if (r == NULL)
+		return STORE_FAILED;
+	PQclear(r);
+	return STORE_OK;
+}
+
+/* Flush the COPY buffer to the server at about this size. */
+#define COPY_CHUNK (1 << 20)
+
+int store_jobs_add_commits(PGconn *conn, long long job_id,
+			   const struct gitrepo_commit *commits, size_t count)
+{
+	struct strbuf rows = STRBUF_INIT;
+	char job_text[STORE_INT_TEXT], idx[STORE_INT_TEXT], parents[256];
+	bool ok = true;
+	size_t i;
+
+	store_int_text(job_text, job_id);
+	if (db_copy_start(conn, "COPY job_commits (job_id, idx, sha, subject,"
+				" author_name, author_email, parents)"
+				" FROM STDIN") < 0)
+		return STORE_FAILED;
+	for (i = 0; i < count && ok; i++) {
 		parents_text(parents, sizeof(parents), &commits[i]);
 		snprintf(idx, sizeof(idx), "%zu", i);
-		params[0] = job_text;
-		params[1] = idx;
-		params[2] = commits[i].sha;
-		params[3] = commits[i].subject;
-		params[4] = commits[i].author_name;
-		params[5] = commits[i].author_email;
-		params[6] = parents;
-		r = db_exec(
-		    conn,
-		    "INSERT INTO job_commits (job_id, idx, sha, subject,"
-		    " author_name, author_email, parents)"
-		    " VALUES ($1, $2, $3, $4, $5, $6, $7)",
-		    7, params);
-		if (r == NULL)
-			return STORE_FAILED;
-		PQclear(r);
+		db_copy_field(&rows, job_text);
+		db_copy_field(&rows, idx);
+		db_copy_field(&rows, commits[i].sha);
+		db_copy_field(&rows, commits[i].subject);
+		db_copy_field(&rows, commits[i].author_name);
+		db_copy_field(&rows, commits[i].author_email);
+		db_copy_field(&rows, parents);
+		db_copy_row_end(&rows);
+		if (rows.len >= COPY_CHUNK && db_copy_put(conn, &rows) < 0)
+			ok = false;
 	}
-	return 0;
+	return db_copy_finish(conn, &rows, ok) < 0 ? STORE_FAILED : STORE_OK;
 }
 
 int store_jobs_lock(PGconn *conn, long long job_id, char state[16])
@@ -141,7 +182,7 @@ int store_jobs_token_usage(struct store_token_usage *out, PGconn *conn,
 	 * was granted, so it counts the job of the submission that held it. */
 	r = db_exec(conn,
 		    "SELECT count(*) FILTER (WHERE state IN"
-		    " ('queued', 'running')),"
+		    " ('resolving', 'queued', 'running')),"
 		    " count(*) FILTER (WHERE created_at >"
 		    " now() - interval '1 hour'),"
 		    " coalesce(ceil(extract(epoch FROM min(created_at)"
@@ -414,7 +455,8 @@ int store_jobs_cancel(char state[16], PGconn *conn, long long job_id)
 		db_rollback(conn);
 		return rc;
 	}
-	if (strcmp(state, "queued") != 0 && strcmp(state, "running") != 0) {
+	if (strcmp(state, "queued") != 0 && strcmp(state, "running") != 0 &&
+	    strcmp(state, "resolving") != 0) {
 		db_rollback(conn);
 		return STORE_CONFLICT;
 	}

@@ -714,6 +714,29 @@ static void test_gitrepo__range_over_limit_refused_at_limit_ok(void **state)
 	gitrepo_commits_free(commits, count);
 }
 
+/* Whether a range is short enough to list in the request (issue 11). */
+static void test_gitrepo__first_parent_within_a_limit(void **state)
+{
+	git_oid c0, c3, c10;
+
+	(void)state;
+	assert_int_equal(git_oid_fromstr(&c0, linear_sha[0]), 0);
+	assert_int_equal(git_oid_fromstr(&c3, linear_sha[3]), 0);
+	assert_int_equal(git_oid_fromstr(&c10, linear_sha[10]), 0);
+	/* c0 is 10 steps below c10: found within 10, not within 9 */
+	assert_int_equal(
+	    gitrepo_first_parent_within(linear_mirror, &c0, &c10, 10), 1);
+	assert_int_equal(
+	    gitrepo_first_parent_within(linear_mirror, &c0, &c10, 9), 2);
+	assert_int_equal(
+	    gitrepo_first_parent_within(linear_mirror, &c10, &c10, 0), 1);
+	/* c10 is not below c3: the line ends at the root first */
+	assert_int_equal(
+	    gitrepo_first_parent_within(linear_mirror, &c10, &c3, 100), 0);
+	assert_int_equal(
+	    gitrepo_first_parent_within(linear_mirror, &c10, &c3, 2), 2);
+}
+
 static void test_gitrepo__range_with_missing_commit_fails(void **state)
 {
 	struct gitrepo_commit *commits = NULL;
@@ -1184,6 +1207,7 @@ int main(void)
 		test_gitrepo__range_reversed_says_not_an_ancestor),
 	    cmocka_unit_test(
 		test_gitrepo__range_over_limit_refused_at_limit_ok),
+	    cmocka_unit_test(test_gitrepo__first_parent_within_a_limit),
 	    cmocka_unit_test(test_gitrepo__range_with_missing_commit_fails),
 	    cmocka_unit_test(
 		test_gitrepo__range_text_is_utf8_whatever_the_commit_holds),

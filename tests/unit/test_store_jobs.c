@@ -166,6 +166,75 @@ static void test_store_jobs__candidates_keep_their_parents(void **state)
 	PQclear(r);
 }
 
+/* COPY's text format escapes; what it reads back must be what went in. */
+static void test_store_jobs__copied_text_survives_exactly(void **state)
+{
+	static char subject0[] = "tab\there, back\\slash \\N and \\t",
+		    subject1[] = "two\nlines\r\nand a trailing \\",
+		    subject2[] = "caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x90\xa7",
+		    name1[] = "Zo\xc3\xab\tO'Brien \\\\ x", empty[] = "";
+	struct gitrepo_commit commits[3];
+	struct store_job_new job = {0};
+	struct target t;
+	size_t parents[2];
+	char sql[160];
+	PGresult *r;
+	long long id;
+
+	(void)state;
+	target(&t, "toy", "bench");
+	fill_commits(commits, parents);
+	commits[0].subject = subject0;
+	commits[1].subject = subject1;
+	commits[1].author_name = name1;
+	commits[2].subject = subject2;
+	commits[2].author_email = empty;
+	job.repo_id = t.repo_id;
+	job.testcase_id = t.testcase_id;
+	job.good_rev = "v1.0";
+	job.bad_rev = "v1.1";
+	job.notify = "[]";
+	assert_int_equal(db_begin(db_conn()), 0);
+	assert_int_equal(store_jobs_create(&id, db_conn(), &job, commits, 3),
+			 STORE_OK);
+	assert_int_equal(db_commit(db_conn()), 0);
+	snprintf(sql, sizeof(sql),
+		 "SELECT subject, author_name, author_email, parents::text"
+		 " FROM job_commits WHERE job_id = %lld ORDER BY idx",
+		 id);
+	r = db_exec(db_conn(), sql, 0, NULL);
+	assert_non_null(r);
+	assert_int_equal(PQntuples(r), 3);
+	assert_string_equal(db_text(r, 0, 0), subject0);
+	assert_string_equal(db_text(r, 1, 0), subject1);
+	assert_string_equal(db_text(r, 1, 1), name1);
+	assert_string_equal(db_text(r, 2, 0), subject2);
+	assert_string_equal(db_text(r, 2, 2), "");
+	assert_string_equal(db_text(r, 2, 3), "{1}");
+	PQclear(r);
+}
+
+/* A COPY that fails (here: a duplicate idx) fails the store and leaves
+ * the connection usable once the caller rolls back. */
+static void test_store_jobs__a_failed_copy_rolls_back(void **state)
+{
+	struct gitrepo_commit commits[3];
+	size_t parents[2];
+	struct target t;
+	long long id;
+
+	(void)state;
+	target(&t, "toy", "bench");
+	id = make_job(t.repo_id, t.testcase_id);
+	fill_commits(commits, parents);
+	assert_int_equal(db_begin(db_conn()), 0);
+	assert_int_equal(store_jobs_add_commits(db_conn(), id, commits, 3),
+			 STORE_FAILED);
+	db_rollback(db_conn());
+	assert_int_equal(store_jobs_add_commits(db_conn(), NO_JOB, commits, 0),
+			 STORE_OK);
+}
+
 static void test_store_jobs__lists_filter_and_page(void **state)
 {
 	struct store_jobs_filter filter = {.limit = 1, .offset = 0};
@@ -336,6 +405,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_store_jobs__a_job_reads_back_as_stored),
 	    cmocka_unit_test(test_store_jobs__candidates_keep_their_parents),
+	    cmocka_unit_test(test_store_jobs__copied_text_survives_exactly),
+	    cmocka_unit_test(test_store_jobs__a_failed_copy_rolls_back),
 	    cmocka_unit_test(test_store_jobs__lists_filter_and_page),
 	    cmocka_unit_test(test_store_jobs__an_ended_job_is_not_cancelled),
 	    cmocka_unit_test(test_store_jobs__report_runs_and_rerun_of_a_job),

@@ -13,7 +13,8 @@
 	var delay = 1500;
 
 	function active(state) {
-		return state === 'queued' || state === 'running';
+		return state === 'resolving' || state === 'queued' ||
+		    state === 'running';
 	}
 
 	function replace(html) {
