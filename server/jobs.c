@@ -350,12 +350,9 @@ static int store(long long *out_id, PGconn *conn,
 		goto out;
 	}
 	if (far->found) {
-		/* The watcher's link goes in with the job here too. */
+		/* Never with `within`: such jobs are listed at once. */
 		if (store_jobs_create_resolving(out_id, conn, &job, far->good,
 						far->bad) < 0 ||
-		    (request->within != NULL &&
-		     request->within(conn, *out_id, request->within_arg) <
-			 0) ||
 		    db_commit(conn) < 0) {
 			db_rollback(conn);
 			goto out;
