@@ -361,6 +361,12 @@ static void dispatch(struct http_server *server, struct http_response *res,
 				   "the database is unavailable");
 			return;
 		}
+		if (req->role == ROLE_NONE && auth != NULL &&
+		    strncmp(auth, "Bearer ", 7) == 0) {
+			http_error(res, 401, "unauthorized",
+				   "token refused: it is unknown or revoked");
+			return;
+		}
 		if (req->role == ROLE_NONE) {
 			http_error(res, 401, "unauthorized",
 				   "a valid 'Authorization: Bearer TOKEN' "

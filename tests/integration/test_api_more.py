@@ -362,6 +362,13 @@ def tokens_are_listed_without_secrets_and_revoked(env):
     for path in ("/api/v1/jobs?limit=1", "/api/v1/repos", "/api/v1/jobs/1"):
         status, reply = svc.api.call("GET", path, token=secret)
         eq((status, error_code(reply)), (401, "unauthorized"), "revoked token on " + path)
+        # Issue 15: a token that was sent but refused is named as such.
+        eq(reply["error"]["message"], "token refused: it is unknown or revoked",
+           "what a revoked token is told")
+    status, reply = svc.api.call("GET", "/api/v1/repos", token="")
+    eq((status, reply["error"]["message"]),
+       (401, "a valid 'Authorization: Bearer TOKEN' header is required"),
+       "what a request without a token is told")
     eq(svc.api.call("GET", "/healthz", token=secret)[0], 200, "public route still public")
     listed = [t for t in svc.api.ok("GET", "/api/v1/tokens")["tokens"] if t["id"] == tid]
     eq(listed[0]["revoked_at"], revoked["revoked_at"], "listed as revoked")

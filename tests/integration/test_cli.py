@@ -203,7 +203,7 @@ def missing_or_bad_token_and_bad_usage_exit_2(env):
        (2, "", "statbisect: no token: pass --token TOKEN or set STATBISECT_TOKEN\n"),
        "no token for status")
     eq(cli(svc, *submit, token="sb_not_a_token"),
-       (2, "", "statbisect: a valid 'Authorization: Bearer TOKEN' header is required\n"),
+       (2, "", "statbisect: token refused: it is unknown or revoked\n"),
        "unknown token")
     eq(cli(svc, *submit, token=svc.read_token),
        (2, "", "statbisect: this needs the submit role; the token has read\n"),
