@@ -307,16 +307,60 @@ void web_admin_testcases_create(struct http_response *res,
 	json_decref(form);
 }
 
+/* The cookie that carries a token just made to the page the POST
+ * redirects to, once: "<id>:<secret>", for five minutes at most. */
+#define NEW_TOKEN_COOKIE "sb_new_token"
+
+/* The token just made, from its cookie, as the page shows it (checked to
+ * be the live token it names); NULL when there is none. */
+static json_t *new_token_shown(struct http_request *req)
+{
+	const char *cookie = http_cookie(req, NEW_TOKEN_COOKIE), *secret;
+	struct token_identity who;
+	struct field_errors errors;
+	json_t *list, *t, *out = NULL;
+	long long id;
+	size_t i;
+
+	if (cookie == NULL || (secret = strchr(cookie, ':')) == NULL)
+		return NULL;
+	id = strtoll(cookie, NULL, 10);
+	secret++;
+	if (tokens_identify(&who, secret, NULL) < 0 || who.role == ROLE_NONE ||
+	    who.token_id != id)
+		return NULL;
+	fields_init(&errors);
+	list = tokens_list_json(&errors);
+	json_array_foreach(list, i, t)
+	{
+		if (json_integer_value(json_object_get(t, "id")) == id) {
+			out = json_deep_copy(t);
+			json_object_set_new(out, "token", json_string(secret));
+		}
+	}
+	json_decref(list);
+	return out;
+}
+
 void web_admin_tokens(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;
-	json_t *values;
+	json_t *values, *made, *extra = NULL;
 
 	if (!web_require(&session, res, req, ROLE_ADMIN, true))
 		return;
+	made = new_token_shown(req);
+	if (http_cookie(req, NEW_TOKEN_COOKIE) != NULL)
+		http_add_header(res, "Set-Cookie",
+				NEW_TOKEN_COOKIE "=; Path=/admin/tokens; "
+						 "Max-Age=0; HttpOnly; "
+						 "SameSite=Strict");
+	if (made != NULL)
+		extra = json_pack("{s:o}", "new_token", made);
 	values = json_pack("{s:s}", "role", "read");
 	admin_page(res, &session, 200, "admin_tokens", "tokens", values, NULL,
-		   token_fields, NULL);
+		   token_fields, extra);
+	json_decref(extra);
 	json_decref(values);
 }
 
@@ -358,7 +402,7 @@ void web_admin_tokens_create(struct http_response *res,
 	struct token_request request;
 	struct store_token token = {0};
 	struct field_errors errors;
-	json_t *form, *values, *extra;
+	json_t *form, *values;
 
 	if (!web_require_post(&session, &form, res, req, ROLE_ADMIN))
 		return;
@@ -368,12 +412,25 @@ void web_admin_tokens_create(struct http_response *res,
 	fields_init(&errors);
 	token_limits(&request, &errors, values);
 	if (tokens_create(&token, secret, &errors, &request) == 0) {
-		/* The token is shown once, on this page, and never again. */
-		extra = json_pack("{s:o}", "new_token",
-				  tokens_created_json(&token, secret));
-		admin_page(res, &session, 201, "admin_tokens", "tokens", NULL,
-			   &errors, token_fields, extra);
-		json_decref(extra);
+		/* Redirected after the POST, so that a reload makes no second
+		 * token; the page shows the secret once, from a cookie only
+		 * it receives, and clears it. */
+		char cookie[sizeof(NEW_TOKEN_COOKIE) + TOKENS_SECRET_SIZE +
+			    128];
+
+		snprintf(cookie, sizeof(cookie),
+			 NEW_TOKEN_COOKIE "=%lld:%s; Path=/admin/tokens; "
+					  "Max-Age=300; HttpOnly; "
+					  "SameSite=Strict%s",
+			 token.id, secret,
+			 strncmp(server_config.base_url, "https:", 6) == 0
+			     ? "; Secure"
+			     : "");
+		if (http_add_header(res, "Set-Cookie", cookie) < 0)
+			web_error_page(res, 500, &session,
+				       "Cannot set a cookie.");
+		else
+			web_redirect(res, "/admin/tokens");
 	} else {
 		admin_page(res, &session, errors_status(&errors),
 			   "admin_tokens", "tokens", values, &errors,

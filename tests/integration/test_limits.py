@@ -240,7 +240,7 @@ def a_token_past_its_job_limits_is_answered_429_with_retry_after(env):
         status, _, page = admin.post("/admin/tokens", {
             "csrf": admin.csrf, "name": "web-limited", "role": "submit",
             "max_open_jobs": "1", "max_jobs_per_hour": ""})
-        eq(status, 201, "a token made on the form with a limit")
+        eq(status, 303, "a token made on the form with a limit, redirected")
         listed = [t for t in svc.api.ok("GET", "/api/v1/tokens")["tokens"]
                   if t["name"] == "web-limited"]
         eq([(t["max_open_jobs"], t["max_jobs_per_hour"]) for t in listed],

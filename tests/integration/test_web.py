@@ -599,16 +599,21 @@ def web_admin_pages_list_and_create(env):
     eq(status, 400, "kpi with a space")
     check(error_of(page, "kpi"), "error next to kpi")
 
-    status, _, page = b.post("/admin/tokens", {"csrf": b.csrf, "name": "web <made>",
+    status, hdrs, _ = b.post("/admin/tokens", {"csrf": b.csrf, "name": "web <made>",
                                                "role": "read"})
-    eq(status, 201, "token made")
+    # Issue 15: redirected after the POST, so a reload makes no second token.
+    eq((status, hdrs.get("Location")), (303, "/admin/tokens"), "token made, redirected")
+    status, _, page = b.get("/admin/tokens")
+    eq(status, 200, "the page after the redirect")
     token = html.unescape(re.search(r'<code class="secret" id="new-token">([^<]+)</code>',
                                     page).group(1))
     check("web &lt;made&gt;" in page, "token name escaped")
     eq(svc.api.call("GET", "/api/v1/jobs/1", token=token)[0] in (200, 404), True,
        "the new token works")
     status, _, page = b.get("/admin/tokens")
-    check(token not in page, "the token is not shown again")
+    check(token not in page, "the token is not shown again on a reload")
+    eq(env.cluster.psql("select count(*) from tokens where name = 'web <made>'"), "1",
+       "one token made, however often the page is loaded")
     tid = int(env.cluster.psql("select id from tokens where name = 'web <made>'"))
     status, hdrs, _ = b.post("/admin/tokens/%d/revoke" % tid, {"csrf": b.csrf})
     eq((status, hdrs.get("Location")), (303, "/admin/tokens"), "revoked")
