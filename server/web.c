@@ -43,6 +43,7 @@ const struct http_route web_routes[] = {
     {"GET", "/jobs/{}/commits/{}/log", ROLE_NONE, web_commit_log},
     {"GET", "/jobs/{}/runs.csv", ROLE_NONE, web_job_runs_csv},
     {"GET", "/jobs/{}/runs.json", ROLE_NONE, web_job_runs_json},
+    {"GET", "/jobs/{}/cancel", ROLE_NONE, web_job_cancel_page},
     {"POST", "/jobs/{}/cancel", ROLE_NONE, web_job_cancel},
     {"POST", "/jobs/{}/rerun", ROLE_NONE, web_job_rerun},
     {"POST", "/jobs/{}/retest", ROLE_NONE, web_job_retest},
@@ -62,6 +63,8 @@ const struct http_route web_routes[] = {
      web_admin_testcase_delete},
     {"GET", "/admin/tokens", ROLE_NONE, web_admin_tokens},
     {"POST", "/admin/tokens", ROLE_NONE, web_admin_tokens_create},
+    {"GET", "/admin/tokens/{}/revoke", ROLE_NONE,
+     web_admin_tokens_revoke_page},
     {"POST", "/admin/tokens/{}/revoke", ROLE_NONE, web_admin_tokens_revoke},
     {"GET", "/admin/workers", ROLE_NONE, web_admin_workers},
     {"GET", "/static/{}", ROLE_NONE, web_static},
@@ -279,6 +282,19 @@ void web_redirect(struct http_response *res, const char *location)
 	free(res->location);
 	res->location = strdup(location);
 	http_text(res, 303, "text/plain; charset=utf-8", "See Other\n");
+}
+
+void web_confirm_page(struct http_response *res,
+		      const struct web_session *session, const char *nav,
+		      const struct web_confirm *c)
+{
+	web_render(res, 200, "confirm",
+		   json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "title",
+			     c->question, "question", c->question, "action",
+			     c->action, "explain", c->explain, "button",
+			     c->button, "back", c->back, "keep", c->keep,
+			     "csrf", session->csrf),
+		   session, nav);
 }
 
 json_t *web_notify_list(const char *text)

@@ -117,6 +117,19 @@ void web_security_headers(struct http_response *res);
 /* Age of an ISO 8601 UTC timestamp as "5 s", "3 min", "2 h", "4 d". */
 void web_age(char *buf, size_t size, const char *iso);
 
+/* A question asked before a change that cannot be undone, answered by a
+ * POST with the CSRF token to `action` (no JavaScript needed). */
+struct web_confirm {
+	const char *question, *explain; /* "Revoke token 4?", what it does */
+	const char *action, *button;	/* where the POST goes, its label */
+	const char *back, *keep;	/* the way out, its label */
+};
+
+/* Renders the confirmation page `c` (200). */
+void web_confirm_page(struct http_response *res,
+		      const struct web_session *session, const char *nav,
+		      const struct web_confirm *c);
+
 /* A form's notify field as the API's list: the addresses in `text` (NULL:
  * none) split at commas, semicolons and white space. */
 json_t *web_notify_list(const char *text);
@@ -132,6 +145,8 @@ void web_job_report(struct http_response *res, struct http_request *req);
 void web_job_runs_csv(struct http_response *res, struct http_request *req);
 void web_job_runs_json(struct http_response *res, struct http_request *req);
 void web_job_cancel(struct http_response *res, struct http_request *req);
+/* GET /jobs/{id}/cancel: the question before cancelling. */
+void web_job_cancel_page(struct http_response *res, struct http_request *req);
 void web_job_rerun(struct http_response *res, struct http_request *req);
 
 /* web_compare.c: a compare job's table on the job page, and the "Re-test
@@ -175,6 +190,9 @@ void web_admin_testcases_create(struct http_response *res,
 void web_admin_tokens(struct http_response *res, struct http_request *req);
 void web_admin_tokens_create(struct http_response *res,
 			     struct http_request *req);
+/* GET /admin/tokens/{id}/revoke: the question before revoking. */
+void web_admin_tokens_revoke_page(struct http_response *res,
+				  struct http_request *req);
 void web_admin_tokens_revoke(struct http_response *res,
 			     struct http_request *req);
 void web_admin_workers(struct http_response *res, struct http_request *req);

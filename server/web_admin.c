@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "id.h"
 #include "repos.h"
 #include "server.h"
 #include "testcases.h"
@@ -439,6 +440,48 @@ void web_admin_tokens_create(struct http_response *res,
 	store_token_clear(&token);
 	json_decref(values);
 	json_decref(form);
+}
+
+/* True when token `id` is listed (revoked or not). */
+static bool token_exists(long long id)
+{
+	struct field_errors errors;
+	json_t *list, *t;
+	bool found = false;
+	size_t i;
+
+	fields_init(&errors);
+	list = tokens_list_json(&errors);
+	json_array_foreach(
+	    list, i, t) if (json_integer_value(json_object_get(t, "id")) == id)
+	    found = true;
+	json_decref(list);
+	return found;
+}
+
+void web_admin_tokens_revoke_page(struct http_response *res,
+				  struct http_request *req)
+{
+	struct web_session session;
+	char question[96], action[96];
+	long long id;
+
+	if (!web_require(&session, res, req, ROLE_ADMIN, true))
+		return;
+	if (id_parse(&id, req->params[0]) < 0 || !token_exists(id)) {
+		web_error_page(res, 404, &session, "There is no such token.");
+		return;
+	}
+	snprintf(question, sizeof(question), "Revoke token %lld?", id);
+	snprintf(action, sizeof(action), "/admin/tokens/%lld/revoke", id);
+	web_confirm_page(
+	    res, &session, "tokens",
+	    &(struct web_confirm){
+		question,
+		"Whoever uses it is refused from now on: CI jobs, scripts and "
+		"web sessions signed in with it.  Its jobs stay.  This cannot "
+		"be undone; make a new token instead.",
+		action, "Revoke the token", "/admin/tokens", "Keep it"});
 }
 
 void web_admin_tokens_revoke(struct http_response *res,

@@ -267,6 +267,40 @@ void web_job_runs_json(struct http_response *res, struct http_request *req)
 	download(res, req, api_jobs_runs, "json");
 }
 
+void web_job_cancel_page(struct http_response *res, struct http_request *req)
+{
+	struct web_session session;
+	char question[64], action[64], back[64];
+	long long job_id;
+	bool failed = false;
+	json_t *job;
+
+	if (!web_require(&session, res, req, ROLE_SUBMIT, true) ||
+	    !path_job(&job_id, res, req, &session))
+		return;
+	job = jobs_json(db_conn(), job_id, &failed);
+	if (job == NULL) {
+		if (failed)
+			web_db_failed(res, &session);
+		else
+			web_error_page(res, 404, &session,
+				       "There is no such job.");
+		return;
+	}
+	json_decref(job);
+	snprintf(question, sizeof(question), "Cancel job %lld?", job_id);
+	snprintf(action, sizeof(action), "/jobs/%lld/cancel", job_id);
+	snprintf(back, sizeof(back), "/jobs/%lld", job_id);
+	web_confirm_page(
+	    res, &session, "jobs",
+	    &(struct web_confirm){
+		question,
+		"Its queued runs are dropped and no report is sent.  The "
+		"runs made so far stay on its page; a cancelled job can be "
+		"run again from there.",
+		action, "Cancel the job", back, "Keep it running"});
+}
+
 void web_job_cancel(struct http_response *res, struct http_request *req)
 {
 	struct web_session session;

@@ -412,7 +412,7 @@ def web_job_page_escapes_a_hostile_commit_subject_and_plots_runs(env):
     status, _, page = b.get("/jobs/%d" % job_id)
     eq(status, 200, "job page while queued or running")
     check('data-live-url="/jobs/%d/live"' % job_id in page, "live part")
-    check('action="/jobs/%d/cancel"' % job_id in page or "done" in page, "cancel button")
+    check('href="/jobs/%d/cancel"' % job_id in page or "done" in page, "cancel link")
 
     done = svc.wait(job_id)
     eq((done["verdict"], done["culprit"]), ("regression", shas[5]), "planted culprit found")
@@ -429,7 +429,7 @@ def web_job_page_escapes_a_hostile_commit_subject_and_plots_runs(env):
           % page.count(escaped))
     check('<span class="verdict verdict-regression" id="verdict">regression</span>' in page,
           "verdict")
-    check(not re.search(r'action="/jobs/%d/cancel"' % job_id, page), "no cancel when done")
+    check(not re.search(r'/jobs/%d/cancel"' % job_id, page), "no cancel when done")
     check('action="/jobs/%d/rerun"' % job_id in page, "re-run button when done")
     # The plots: one group per tested commit, classified like the API says.
     plot = re.search(r'<figure class="plot" id="plot-range">(.*?)</figure>', page, re.S).group(1)
@@ -534,6 +534,18 @@ def web_cancel_rerun_dashboard_filters_and_pages(env):
         # Cancel from the job page.
         status, _, page = b.get("/jobs/%d" % ids[0])
         check('<span class="state state-queued" id="job-state">queued</span>' in page, "queued")
+        # Issue 15: the page's button asks first, on a page of its own.
+        check('<a class="button danger" href="/jobs/%d/cancel" id="cancel-link">' % ids[0]
+              in page, "the cancel button leads to a question")
+        check('method="post" action="/jobs/%d/cancel"' % ids[0] not in page,
+              "no one-click cancel on the job page")
+        status, _, page = b.get("/jobs/%d/cancel" % ids[0])
+        eq(status, 200, "the question")
+        check("Cancel job %d?" % ids[0] in page and
+              'method="post" action="/jobs/%d/cancel"' % ids[0] in page,
+              "the question's form")
+        eq(svc.api.ok("GET", "/api/v1/jobs/%d" % ids[0])["state"], "queued",
+           "asking cancels nothing")
         status, hdrs, _ = b.post("/jobs/%d/cancel" % ids[0], {"csrf": b.csrf})
         eq((status, hdrs.get("Location")), (303, "/jobs/%d" % ids[0]), "cancel redirects")
         eq(svc.api.ok("GET", "/api/v1/jobs/%d" % ids[0])["state"], "cancelled", "cancelled")
@@ -615,6 +627,16 @@ def web_admin_pages_list_and_create(env):
     eq(env.cluster.psql("select count(*) from tokens where name = 'web <made>'"), "1",
        "one token made, however often the page is loaded")
     tid = int(env.cluster.psql("select id from tokens where name = 'web <made>'"))
+    check('href="/admin/tokens/%d/revoke"' % tid in page and
+          'action="/admin/tokens/%d/revoke"' % tid not in page,
+          "revoking asks first: the list links to the question")
+    status, _, page = b.get("/admin/tokens/%d/revoke" % tid)
+    check(status == 200 and "Revoke token %d?" % tid in page and
+          'method="post" action="/admin/tokens/%d/revoke"' % tid in page,
+          "the question before revoking")
+    eq(svc.api.call("GET", "/api/v1/jobs/1", token=token)[0] in (200, 404), True,
+       "asking revokes nothing")
+    eq(b.get("/admin/tokens/x/revoke")[0], 404, "no such token to ask about")
     status, hdrs, _ = b.post("/admin/tokens/%d/revoke" % tid, {"csrf": b.csrf})
     eq((status, hdrs.get("Location")), (303, "/admin/tokens"), "revoked")
     eq(svc.api.call("GET", "/api/v1/jobs/1", token=token)[0], 401, "revoked token refused")
