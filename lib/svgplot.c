@@ -207,6 +207,8 @@ static const char *class_name(enum svgplot_class cls)
 		return "bad";
 	case SVGPLOT_SKIPPED:
 		return "skipped";
+	case SVGPLOT_NEITHER:
+		return "neither";
 	default:
 		return "undecided";
 	}

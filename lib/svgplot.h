@@ -30,6 +30,8 @@ enum svgplot_class {
 	SVGPLOT_GOOD,
 	SVGPLOT_BAD,
 	SVGPLOT_SKIPPED,
+	SVGPLOT_NEITHER, /* at neither level: drawn as undecided, named so
+			    in its class, as the API names it */
 };
 
 /* The runs of one commit. */

@@ -82,6 +82,8 @@ static enum svgplot_class plot_class(const char *name)
 		return SVGPLOT_BAD;
 	if (strcmp(name, "skipped") == 0)
 		return SVGPLOT_SKIPPED;
+	if (strcmp(name, "neither") == 0)
+		return SVGPLOT_NEITHER;
 	return SVGPLOT_UNDECIDED;
 }
 

@@ -174,7 +174,7 @@ def a_server_killed_while_resolving_leaves_the_job_to_the_next(env):
         eq(status, 200, "job page while resolving")
         check('id="job-state">resolving<' in page, "page shows the state")
         check("listing the range" in page, "page says what happens")
-        check('action="/jobs/%d/cancel"' % other["id"] in page, "cancel button")
+        check('href="/jobs/%d/cancel"' % other["id"] in page, "cancel button")
         listed = svc.api.ok("GET", "/api/v1/jobs?state=resolving", token=svc.read_token)
         eq(sorted(j["id"] for j in listed["jobs"]), sorted([job["id"], other["id"]]),
            "jobs listed by state resolving")

@@ -200,6 +200,13 @@ static void test_svgplot__range_plot_geometry(void **state)
 			     "<title>ccc third (skipped, no runs)</title>");
 	assert_int_equal(count_of(svg, "class=\"culprit\""), 0);
 	free(svg);
+
+	/* A commit at neither level keeps the engine's name for it, as the
+	 * API shows it, and is drawn as an undecided one. */
+	commits[1].cls = SVGPLOT_NEITHER;
+	assert_int_equal(svgplot_render_range(&svg, &plot), 0);
+	assert_contains(svg, "<g class=\"commit neither\" data-index=\"2\">");
+	free(svg);
 }
 
 static void test_svgplot__escapes_every_caller_text(void **state)
