@@ -433,16 +433,11 @@ int compare_refuse_rerun(PGconn *conn, long long job_id,
 	return JOBS_REFUSED;
 }
 
-int compare_retest(long long *out_id, PGconn *conn, long long job_id,
-		   const char *fix, long long token_id,
-		   struct field_errors *errors)
+int compare_source_load(struct store_compare_source *out, PGconn *conn,
+			long long job_id, struct field_errors *errors)
 {
-	struct store_compare_source source;
-	struct jobs_request request = {0};
-	json_error_t e;
-	int rc;
+	int rc = store_compare_source(out, conn, job_id);
 
-	rc = store_compare_source(&source, conn, job_id);
 	if (rc == STORE_FAILED)
 		return JOBS_DB_FAILED;
 	if (rc != STORE_OK) {
@@ -450,6 +445,45 @@ int compare_retest(long long *out_id, PGconn *conn, long long job_id,
 			   job_id);
 		return JOBS_REFUSED;
 	}
+	return 0;
+}
+
+void compare_of_culprit(struct jobs_request *out,
+			const struct store_compare_source *source,
+			const char *revision, const char *label)
+{
+	json_error_t e;
+
+	out->repo = source->repo;
+	out->testcase = source->testcase;
+	out->revisions[0] = source->parent_sha;
+	out->revisions[1] = source->culprit_sha;
+	out->revisions[2] = revision;
+	out->labels[0] = "base";
+	out->labels[1] = "culprit";
+	out->labels[2] = label;
+	out->revision_count = 3;
+	out->revision_key = label;
+	out->good = source->parent_sha;
+	out->bad = revision;
+	out->notify = json_loads(source->notify, JSON_DECODE_ANY, &e);
+	if (json_is_null(out->notify)) {
+		json_decref(out->notify);
+		out->notify = NULL;
+	}
+}
+
+int compare_retest(long long *out_id, PGconn *conn, long long job_id,
+		   const char *fix, long long token_id,
+		   struct field_errors *errors)
+{
+	struct store_compare_source source;
+	struct jobs_request request = {0};
+	int rc;
+
+	rc = compare_source_load(&source, conn, job_id, errors);
+	if (rc != 0)
+		return rc;
 	rc = JOBS_REFUSED;
 	if (strcmp(source.kind, "bisect") != 0) {
 		fields_add(errors, "", 409, "not_a_bisection",
@@ -473,24 +507,8 @@ int compare_retest(long long *out_id, PGconn *conn, long long job_id,
 			   "field 'fix' is required: the revision of the fix");
 		goto out;
 	}
-	request.repo = source.repo;
-	request.testcase = source.testcase;
-	request.revisions[0] = source.parent_sha;
-	request.revisions[1] = source.culprit_sha;
-	request.revisions[2] = fix;
-	request.labels[0] = "base";
-	request.labels[1] = "culprit";
-	request.labels[2] = "fix";
-	request.revision_count = 3;
-	request.revision_key = "fix";
+	compare_of_culprit(&request, &source, fix, "fix");
 	request.retest_of = job_id;
-	request.good = source.parent_sha;
-	request.bad = fix;
-	request.notify = json_loads(source.notify, JSON_DECODE_ANY, &e);
-	if (json_is_null(request.notify)) {
-		json_decref(request.notify);
-		request.notify = NULL;
-	}
 	rc = jobs_create(out_id, conn, &request, token_id, errors);
 	if (rc == 0)
 		log_info("job %lld: re-test of fix %s for job %lld", *out_id,

@@ -87,6 +87,26 @@ int compare_retest(long long *out_id, PGconn *conn, long long job_id,
 		   const char *fix, long long token_id,
 		   struct field_errors *errors);
 
+struct store_compare_source;
+
+/* Loads job `job_id` as the source of a compare job made from its
+ * culprit (store_compare_source): 0, JOBS_REFUSED with a 404 in `errors`
+ * when there is no such job, or JOBS_DB_FAILED.  Clear *out with
+ * store_compare_source_clear after 0. */
+int compare_source_load(struct store_compare_source *out, PGconn *conn,
+			long long job_id, struct field_errors *errors);
+
+/*
+ * Fills `out` (zeroed by the caller) with the compare job of `source`'s
+ * culprit: its parent (labelled base), the culprit and `revision`
+ * (labelled, and named in errors, `label`), with the source's repository,
+ * testcase and notify list (a new reference in out->notify, or NULL,
+ * that the caller drops).
+ */
+void compare_of_culprit(struct jobs_request *out,
+			const struct store_compare_source *source,
+			const char *revision, const char *label);
+
 /* POST /api/v1/jobs/{id}/retest {"fix": "<revision>"}: 201 the new job. */
 void compare_api_retest(struct http_response *res, struct http_request *req);
 

@@ -80,56 +80,26 @@ int rechecks_create(long long *out_id, PGconn *conn, long long job_id,
 	struct store_compare_source source;
 	struct jobs_request request = {0};
 	struct link link = {job_id, NULL};
-	char *bad_rev = NULL;
-	json_error_t e;
 	int rc;
 
-	rc = store_compare_source(&source, conn, job_id);
-	if (rc == STORE_FAILED)
-		return JOBS_DB_FAILED;
-	if (rc != STORE_OK) {
-		fields_add(errors, "", 404, "not_found", "no job %lld",
-			   job_id);
-		return JOBS_REFUSED;
-	}
+	rc = compare_source_load(&source, conn, job_id, errors);
+	if (rc != 0)
+		return rc;
 	rc = JOBS_REFUSED;
 	if (!source_ok(&source, job_id, errors))
 		goto out;
-	if (head == NULL || *head == '\0') {
-		if (store_rechecks_bad_rev(&bad_rev, conn, job_id) !=
-		    STORE_OK) {
-			rc = JOBS_DB_FAILED;
-			goto out;
-		}
-		head = bad_rev;
-	}
+	if (head == NULL || *head == '\0')
+		head = source.bad_rev;
 	link.branch = head;
-	request.repo = source.repo;
-	request.testcase = source.testcase;
-	request.revisions[0] = source.parent_sha;
-	request.revisions[1] = source.culprit_sha;
-	request.revisions[2] = head;
-	request.labels[0] = "base";
-	request.labels[1] = "culprit";
-	request.labels[2] = "head";
-	request.revision_count = 3;
-	request.revision_key = "head";
-	request.good = source.parent_sha;
-	request.bad = head;
+	compare_of_culprit(&request, &source, head, "head");
 	request.within = link_recheck;
 	request.within_arg = &link;
-	request.notify = json_loads(source.notify, JSON_DECODE_ANY, &e);
-	if (json_is_null(request.notify)) {
-		json_decref(request.notify);
-		request.notify = NULL;
-	}
 	rc = jobs_create(out_id, conn, &request, token_id, errors);
 	if (rc == 0)
 		log_info("job %lld: re-check of job %lld on %s", *out_id,
 			 job_id, head);
 	json_decref(request.notify);
 out:
-	free(bad_rev);
 	store_compare_source_clear(&source);
 	return rc;
 }

@@ -174,7 +174,7 @@ int store_compare_source(struct store_compare_source *out, PGconn *conn,
 	memset(out, 0, sizeof(*out));
 	r = db_exec(conn,
 		    "SELECT j.kind, j.state, j.verdict, j.culprit_sha,"
-		    " j.parent_sha, rp.name, t.name, j.notify"
+		    " j.parent_sha, rp.name, t.name, j.notify, j.bad_rev"
 		    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
 		    " JOIN testcases t ON t.id = j.testcase_id"
 		    " WHERE j.id = $1",
@@ -191,5 +191,6 @@ int store_compare_source(struct store_compare_source *out, PGconn *conn,
 	out->repo = db_text(r, 0, 5);
 	out->testcase = db_text(r, 0, 6);
 	out->notify = db_text(r, 0, 7);
+	out->bad_rev = db_text(r, 0, 8);
 	return STORE_OK;
 }

@@ -65,7 +65,8 @@ struct store_compare_source {
 	const char *kind, *state, *verdict;
 	const char *culprit_sha, *parent_sha; /* NULL without a culprit */
 	const char *repo, *testcase;
-	const char *notify; /* JSON text */
+	const char *notify;  /* JSON text */
+	const char *bad_rev; /* as submitted: a branch, say */
 	PGresult *result;
 };
 

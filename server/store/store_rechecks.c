@@ -100,22 +100,6 @@ int store_rechecks_json(json_t **out, PGconn *conn, long long job_id)
 	return *out != NULL ? STORE_OK : STORE_FAILED;
 }
 
-int store_rechecks_bad_rev(char **out, PGconn *conn, long long job_id)
-{
-	char id[STORE_INT_TEXT];
-	const char *params[1] = {store_int_text(id, job_id)};
-	PGresult *r =
-	    db_exec(conn, "SELECT bad_rev FROM jobs WHERE id = $1", 1, params);
-	int status = store_one_row(r);
-
-	*out = NULL;
-	if (status != STORE_OK)
-		return status;
-	*out = strdup(db_text(r, 0, 0));
-	PQclear(r);
-	return *out != NULL ? STORE_OK : STORE_FAILED;
-}
-
 int store_rechecks_due(long long *out, size_t max, size_t *count, PGconn *conn)
 {
 	char limit[STORE_INT_TEXT];

@@ -41,10 +41,6 @@ int store_rechecks_finish(PGconn *conn, long long id, const char *verdict,
  */
 int store_rechecks_json(json_t **out, PGconn *conn, long long job_id);
 
-/* The revision job `job_id` was submitted with as its bad end (a branch
- * name, say) into *out (malloc'd).  STORE_NOT_FOUND: no such job. */
-int store_rechecks_bad_rev(char **out, PGconn *conn, long long job_id);
-
 /*
  * Up to `max` finished regressions due a scheduled re-check: their
  * testcase has recheck_interval_s, and neither a re-check nor the job
