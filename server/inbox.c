@@ -22,11 +22,9 @@
 #include "mbox.h"
 #include "patches.h"
 #include "report.h"
-#include "report_build.h"
-#include "secret.h"
+#include "reportjob.h"
 #include "server.h"
 #include "store/store_inbox.h"
-#include "store/store_outbox.h"
 #include "strbuf.h"
 #include "utf8.h"
 
@@ -316,10 +314,7 @@ static void send_note(PGconn *conn, const struct store_inbox_row *head,
 {
 	json_t *notify = json_loads(rule->notify, 0, NULL), *v;
 	const char *to[52];
-	char date[64], id[REPORT_MESSAGE_ID_MAX], in_reply_to[1024];
-	char tag[17], host[128] = "", *subject = NULL, *body = NULL;
-	char *message = NULL;
-	struct report_message msg = {0};
+	char in_reply_to[1024], *subject = NULL, *body = NULL;
 	size_t count = 0, i;
 
 	if (head->author != NULL && report_address_is_valid(head->author))
@@ -328,12 +323,8 @@ static void send_note(PGconn *conn, const struct store_inbox_row *head,
 	    notify, i,
 	    v) if (count < 52 && report_address_is_valid(json_string_value(v)))
 	    to[count++] = json_string_value(v);
-	if (count == 0 || secret_hex(tag, 8) < 0)
+	if (count == 0)
 		goto out;
-	if (gethostname(host, sizeof(host) - 1) < 0)
-		host[0] = '\0';
-	report_date(date, sizeof(date), time(NULL));
-	report_message_id(id, sizeof(id), 0, tag, host);
 	snprintf(in_reply_to, sizeof(in_reply_to), "<%s>", head->message_id);
 	if (asprintf(&subject, "Re: %s", head->subject) < 0)
 		subject = NULL;
@@ -345,26 +336,15 @@ static void send_note(PGconn *conn, const struct store_inbox_row *head,
 		     rule->base, rule->repo, rule->name, reason,
 		     rule->base) < 0)
 		body = NULL;
-	msg = (struct report_message){server_config.mail_from,
-				      to,
-				      count,
-				      NULL,
-				      0,
-				      date,
-				      id,
-				      in_reply_to,
-				      subject,
-				      body};
 	if (subject == NULL || body == NULL ||
-	    report_message_render(&message, &msg) < 0 ||
-	    store_outbox_insert(conn, 0, to, count, subject, message) < 0)
+	    reportjob_queue_mail(conn, 0, to, count, subject, in_reply_to,
+				 body) < 0)
 		log_warn("inbox: no note on <%s> could be queued",
 			 head->message_id);
 out:
 	json_decref(notify);
 	free(subject);
 	free(body);
-	free(message);
 }
 
 /* Makes the job of a complete series, or refuses it with a note. */

@@ -13,12 +13,10 @@
 #include "log.h"
 #include "recheck.h"
 #include "report.h"
-#include "report_build.h"
-#include "secret.h"
+#include "reportjob.h"
 #include "server.h"
 #include "stats.h"
 #include "store/store_compare.h"
-#include "store/store_outbox.h"
 #include "store/store_rechecks.h"
 #include "strbuf.h"
 
@@ -201,11 +199,9 @@ static void queue_reply(PGconn *conn, const struct sched_job *job,
 			const struct store_recheck *rc, const char *body)
 {
 	char *recipients_text = NULL, *message = NULL, *subject = NULL;
-	char *original_subject = NULL, *original_id = NULL, *mail = NULL;
-	char date[64], id[REPORT_MESSAGE_ID_MAX], tag[17], host[128] = "";
+	char *original_subject = NULL, *original_id = NULL;
 	const char *to[64];
 	json_t *recipients = NULL, *v;
-	struct report_message msg = {0};
 	size_t count = 0, i;
 
 	if (store_rechecks_last_report(&recipients_text, &message, conn,
@@ -216,29 +212,15 @@ static void queue_reply(PGconn *conn, const struct sched_job *job,
 	    json_string_value(v);
 	original_subject = header_value(message, "Subject");
 	original_id = header_value(message, "Message-ID");
-	if (count == 0 || secret_hex(tag, 8) < 0)
+	if (count == 0)
 		goto out;
 	if (original_subject == NULL || strstr(original_subject, "=?"))
 		subject = strdup("Re: statbisect regression re-checked");
 	else if (asprintf(&subject, "Re: %s", original_subject) < 0)
 		subject = NULL;
-	if (gethostname(host, sizeof(host) - 1) < 0)
-		host[0] = '\0';
-	report_date(date, sizeof(date), time(NULL));
-	report_message_id(id, sizeof(id), rc->job_id, tag, host);
-	msg = (struct report_message){server_config.mail_from,
-				      to,
-				      count,
-				      NULL,
-				      0,
-				      date,
-				      id,
-				      original_id,
-				      subject,
-				      body};
-	if (subject == NULL || report_message_render(&mail, &msg) < 0 ||
-	    store_outbox_insert(conn, rc->job_id, to, count, subject, mail) <
-		0)
+	if (subject == NULL ||
+	    reportjob_queue_mail(conn, rc->job_id, to, count, subject,
+				 original_id, body) < 0)
 		log_warn("job %lld: the re-check's reply could not be queued",
 			 job->id);
 out:
@@ -248,7 +230,6 @@ out:
 	free(subject);
 	free(original_subject);
 	free(original_id);
-	free(mail);
 }
 
 int rechecks_finish(PGconn *conn, const struct sched_job *job)

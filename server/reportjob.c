@@ -88,6 +88,32 @@ static int new_message_id(char *buf, size_t size, long long job_id)
 	return report_message_id(buf, size, job_id, tag, host);
 }
 
+int reportjob_queue_mail(PGconn *conn, long long job_id, const char *const *to,
+			 size_t count, const char *subject,
+			 const char *in_reply_to, const char *body)
+{
+	char date[64], message_id[REPORT_MESSAGE_ID_MAX], *message = NULL;
+	struct report_message msg = {0};
+	int error;
+
+	if (new_message_id(message_id, sizeof(message_id), job_id) < 0)
+		return -1;
+	report_date(date, sizeof(date), time(NULL));
+	msg.from = server_config.mail_from;
+	msg.to = to;
+	msg.to_count = count;
+	msg.date = date;
+	msg.message_id = message_id;
+	msg.in_reply_to = in_reply_to;
+	msg.subject = subject;
+	msg.body = body;
+	if (report_message_render(&message, &msg) < 0)
+		return -1;
+	error = store_reports_queue(conn, job_id, to, count, subject, message);
+	free(message);
+	return error;
+}
+
 int reportjob_queue(PGconn *conn, const struct sched_job *job,
 		    const char *base_url, size_t which)
 {

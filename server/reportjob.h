@@ -14,6 +14,17 @@
  * people reach the server.  Returns 0 or -1 on a database or rendering
  * error.
  */
+/*
+ * Queues a short mail of job `job_id` (0: of no job) in the outbox: from
+ * the robot to the `count` plain addresses `to`, with `subject`, replying
+ * to `in_reply_to` ("<id>", or NULL) with `body`.  The inbox's notes and
+ * the re-checks' replies go out so.  Returns 0, or -1 (a rendering or
+ * database error, for the caller to log).
+ */
+int reportjob_queue_mail(PGconn *conn, long long job_id, const char *const *to,
+			 size_t count, const char *subject,
+			 const char *in_reply_to, const char *body);
+
 int reportjob_queue(PGconn *conn, const struct sched_job *job,
 		    const char *base_url, size_t which);
 
