@@ -72,12 +72,16 @@ def no_commit_is_built_twice_in_a_job(env):
     eq(set(built), tested, "the commits built are the commits tested")
     eq(done.get("builds"), len(tested), "the job's builds")
 
-    # The same job again: every build is in the cache.
+    # The same job again: every commit the first job tested is in the cache.
+    # Noise may lead the rerun's search through a commit the first one did
+    # not test; only those are built.
     again = svc.wait(svc.submit(body)["id"])
     eq(again["culprit"], shas[culprit], "culprit of the rerun")
+    fresh = {c["commit"] for c in again["commits"]} - tested
     with open(ledger) as f:
-        eq(len(f.read().split()), len(built), "builds after the rerun")
-    eq(again.get("builds"), 0, "the rerun's builds")
+        rebuilt = f.read().split()[len(built):]
+    eq(sorted(rebuilt), sorted(fresh), "the rerun built only commits new to it")
+    eq(again.get("builds"), len(fresh), "the rerun's builds")
 
     # Build trees deleted behind the worker's back are built again.
     builds = os.path.join(env.root, "main-box-1", "builds")
