@@ -115,6 +115,22 @@ out:
 	return error;
 }
 
+/*
+ * Whether the benchmark keeps failing on commit `i` of `job`: at least
+ * runs_min of its runs gave no KPI, and they outnumber the runs that gave
+ * one.  Such a commit is treated like a failed build: skipped, not blamed.
+ * A benchmark that fails now and then is measured by the runs that work;
+ * over a long job its failures alone would pass any fixed count.
+ */
+static bool keeps_failing(const struct sched_job *job, size_t i)
+{
+	size_t failed = job->commits[i].failed_runs;
+	size_t measured =
+	    job->input[i].value_count + job->input[i].confirm_count;
+
+	return failed >= job->opts.runs_min && failed > measured;
+}
+
 int sched_fill_runs(struct sched_job *job, const struct store_run_kpi *runs,
 		    size_t n)
 {
@@ -164,11 +180,8 @@ int sched_fill_runs(struct sched_job *job, const struct store_run_kpi *runs,
 	for (i = 0; i < job->count; i++) {
 		job->input[i].value_count = fill[2 * i];
 		job->input[i].confirm_count = fill[2 * i + 1];
-		/* A benchmark that keeps failing on a commit is treated like
-		 * a failed build: the commit is skipped, not blamed. */
 		job->input[i].build_failed =
-		    job->commits[i].build_failed ||
-		    job->commits[i].failed_runs >= job->opts.runs_min;
+		    job->commits[i].build_failed || keeps_failing(job, i);
 	}
 	free(fill);
 	return 0;

@@ -101,12 +101,62 @@ static void test_sched_fill_runs__no_runs(void **state)
 	sched_job_clear(&job);
 }
 
+/* Fills commit 0 with `ok` runs with a KPI and `failed` without, in
+ * the order a benchmark failing every so often would give them. */
+static bool fill_and_skip(size_t ok, size_t failed)
+{
+	struct store_run_kpi rows[64];
+	struct sched_job job;
+	size_t i, n = ok + failed;
+	bool skipped;
+
+	assert_true(n <= sizeof(rows) / sizeof(rows[0]));
+	for (i = 0; i < n; i++) {
+		/* failed runs spread among the good ones */
+		bool fails = i * failed / n != (i + 1) * failed / n;
+
+		rows[i] = (struct store_run_kpi){0, !fails, 100.0, i % 2 == 1};
+	}
+	job_new(&job, 2);
+	assert_int_equal(job.opts.runs_min, 5);
+	assert_int_equal(sched_fill_runs(&job, rows, n), 0);
+	assert_int_equal(job.commits[0].failed_runs, failed);
+	assert_int_equal(job.input[0].value_count + job.input[0].confirm_count,
+			 ok);
+	skipped = job.input[0].build_failed;
+	assert_false(job.input[1].build_failed);
+	sched_job_clear(&job);
+	return skipped;
+}
+
+/*
+ * A benchmark that crashes on one run in four is measured by the other
+ * three, however many runs the job asks for; one that fails on most of
+ * its runs (and at least runs_min of them) makes the commit unusable, as
+ * a failed build does.  A fixed count of failures called a commit with
+ * 23 runs, 6 of them crashed, unusable, and the job inconclusive.
+ */
+static void
+test_sched_fill_runs__a_commit_is_skipped_when_most_runs_fail(void **state)
+{
+	(void)state;
+	assert_false(fill_and_skip(18, 6));
+	assert_false(fill_and_skip(45, 15));
+	assert_false(fill_and_skip(4, 4));
+	assert_false(fill_and_skip(0, 4));
+	assert_true(fill_and_skip(0, 5));
+	assert_true(fill_and_skip(4, 6));
+	assert_true(fill_and_skip(10, 11));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(
 		test_sched_fill_runs__confirmation_runs_keep_upload_order),
 	    cmocka_unit_test(test_sched_fill_runs__no_runs),
+	    cmocka_unit_test(
+		test_sched_fill_runs__a_commit_is_skipped_when_most_runs_fail),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
