@@ -2391,6 +2391,9 @@ int bisect_step(struct bisect_result *out, enum bisect_class *classes,
 	e.classes = classes;
 	out->hi = count - 1;
 	out->p_value = 1.0;
+	/* Not measured until both endpoints are (an endpoint that does not
+	 * build or run leaves it so). */
+	out->change_pct = NAN;
 	out->change_ci95_lo = out->change_ci95_hi = NAN;
 	out->candidates_left = count - 1;
 	out->steps_left = log2_ceil(count - 1);

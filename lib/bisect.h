@@ -186,7 +186,8 @@ struct bisect_result {
 	size_t steps_left;
 	size_t steps_done;
 	/* Endpoints: change of the KPI mean, good to bad, in percent of the
-	 * older mean, and the p-value of the endpoint test. */
+	 * older mean (NaN until both endpoints are measured), and the
+	 * p-value of the endpoint test. */
 	double change_pct;
 	double change_ci95_lo, change_ci95_hi; /* its 95% interval, or NaN */
 	double p_value;

@@ -1192,6 +1192,8 @@ static void test_bisect__failed_good_endpoint_is_inconclusive(void **state)
 	assert_int_equal(classes[0], BISECT_SKIPPED);
 	assert_int_equal(classes[1], BISECT_UNTESTED);
 	assert_int_equal(classes[3], BISECT_UNTESTED);
+	/* Nothing was compared: no change to report, not a change of 0%. */
+	assert_true(isnan(res.change_pct));
 }
 
 static void test_bisect__failed_bad_endpoint_is_inconclusive(void **state)
@@ -1215,6 +1217,7 @@ static void test_bisect__failed_bad_endpoint_is_inconclusive(void **state)
 	assert_non_null(res.reason);
 	assert_string_equal(res.reason, "the bad commit does not build");
 	assert_int_equal(classes[3], BISECT_SKIPPED);
+	assert_true(isnan(res.change_pct));
 }
 
 static void test_bisect__invalid_options_return_minus_one(void **state)

@@ -331,6 +331,7 @@ static void test_report_build__inconclusive_says_why(void **state)
 	f.result.verdict = BISECT_INCONCLUSIVE;
 	f.result.culprit_count = 0;
 	f.result.reason = "the good end\ndid not build";
+	f.result.change_pct = NAN; /* the engine compared nothing */
 	f.commits[0].build_failed = true;
 	f.job.branch = "\x01\x02";
 	f.job.build = NULL;
@@ -340,6 +341,10 @@ static void test_report_build__inconclusive_says_why(void **state)
 					  "ops in 1111111111..4444444444");
 	assert_line(mail.message,
 		    "No commit was bisected: the good end did not build.");
+	/* The table's change is that of its own means, not a change of 0%
+	 * beside two different numbers. */
+	assert_non_null(strstr(mail.message, "-10.0%"));
+	assert_null(strstr(mail.message, "+0.0%"));
 	assert_line(mail.message, "Build logs of the commits that did not "
 				  "build (skipped):");
 	/* Without a key the links are the pages all the same. */
