@@ -17,6 +17,7 @@
 #include "id.h"
 #include "jsonout.h"
 #include "remote.h"
+#include "timeleft.h"
 #include "watch.h"
 
 enum cli_exit {
@@ -447,6 +448,29 @@ static int finish_job(json_t *job, const struct cli_options *o)
 	return job_exit_status(job);
 }
 
+/* Prints progress `line` with the job's elapsed time and the estimate of
+ * the time left, when the server gives them ("; 4 min 12 s so far, about
+ * 3 min left"). */
+static void print_times(const char *line, json_t *job)
+{
+	json_t *progress = json_object_get(job, "progress");
+	json_t *elapsed = json_object_get(progress, "elapsed_s");
+	json_t *left = json_object_get(progress, "time_left_s");
+	char so_far[40], to_go[40];
+
+	if (!json_is_number(elapsed)) {
+		fprintf(stderr, "%s\n", line);
+		return;
+	}
+	timeleft_format(so_far, sizeof(so_far), json_number_value(elapsed));
+	if (json_is_number(left))
+		fprintf(stderr, "%s; %s so far, about %s left\n", line, so_far,
+			timeleft_format(to_go, sizeof(to_go),
+					json_number_value(left)));
+	else
+		fprintf(stderr, "%s; %s so far\n", line, so_far);
+}
+
 /* Polls job `job_id` until it finishes, printing progress lines on
  * standard error as they change; the exit status of the verdict. */
 static int follow_job(struct remote *remote, long long job_id,
@@ -480,7 +504,7 @@ static int follow_job(struct remote *remote, long long job_id,
 		line = progress_line(job);
 		if (line != NULL &&
 		    (last == NULL || strcmp(line, last) != 0)) {
-			fprintf(stderr, "%s\n", line);
+			print_times(line, job);
 			free(last);
 			last = line;
 		} else {

@@ -10,6 +10,7 @@
 #include "rechecks.h"
 #include "scheduler.h"
 #include "store/store_engine.h"
+#include "timeleft.h"
 
 /*
  * Where the job stands.  While it runs: the engine's segment and estimate,
@@ -230,6 +231,38 @@ static json_t *delivery_json(PGconn *conn, long long job_id)
 }
 
 /*
+ * The job's time (issue 15) into its progress: elapsed_s since its first
+ * claim (to its end once it has ended; null before the claim), and while
+ * it runs time_left_s, the estimate of lib/timeleft.h (null when there is
+ * nothing to go by yet, or the job is not running).
+ */
+static void add_times(json_t *out, const struct store_job *row,
+		      const struct sched_job *job, size_t runs, size_t tested)
+{
+	json_t *progress = json_object_get(out, "progress");
+	struct timeleft_input in = {.elapsed_s = row->elapsed_s,
+				    .runs_done = runs,
+				    .commits_tested = tested,
+				    .step_runs_min = job->opts.step_runs_min};
+	double left = NAN;
+	size_t i;
+
+	if (progress == NULL)
+		return;
+	json_object_set_new(progress, "elapsed_s",
+			    number_or_null(row->elapsed_s));
+	if (strcmp(row->state, "running") == 0) {
+		for (i = 0; i < job->result.request_count; i++)
+			in.runs_pending += job->result.requests[i].runs;
+		for (i = 0; i < job->count; i++)
+			in.search_runs += job->input[i].value_count;
+		in.steps_left = job->result.steps_left;
+		left = timeleft_estimate(&in);
+	}
+	json_object_set_new(progress, "time_left_s", number_or_null(left));
+}
+
+/*
  * The machine the job keeps to (issue 14): {"worker_id", "name", "group",
  * "machine", "bound_at", "moves", "runs_superseded"}, or null before its
  * first claim.  Its "runs" and commits count that machine's runs only;
@@ -280,6 +313,7 @@ json_t *jobs_json(PGconn *conn, long long job_id, bool *failed)
 	    (json_int_t)job.count, "runs", (json_int_t)total_runs,
 	    "commits_tested", (json_int_t)tested, "commits", commits);
 	add_details(out, &row, &job);
+	add_times(out, &row, &job, total_runs, tested);
 	if (compare_json_add(conn, out, &job) < 0 ||
 	    rechecks_json_add(conn, out, job_id) < 0) {
 		*failed = true;

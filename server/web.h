@@ -175,6 +175,11 @@ bool web_require_job_reader(struct web_session *out, struct http_response *res,
  * so that the page's own links keep it. */
 void web_key_query(json_t *ctx, struct http_request *req);
 
+/* web_outcome.c: what happened to a tested commit, in words for the page,
+ * from the "outcome" of its entry in the job JSON; null when none was
+ * reported.  A new reference. */
+json_t *web_outcome_label(json_t *outcome);
+
 /* web_job_page.c */
 void web_job_page(struct http_response *res, struct http_request *req);
 void web_job_live(struct http_response *res, struct http_request *req);

@@ -14,6 +14,7 @@
 #include "server.h"
 #include "strbuf.h"
 #include "svgplot.h"
+#include "timeleft.h"
 #include "web.h"
 
 /* A JSON string of malloc'd `text`, which it frees. */
@@ -243,54 +244,6 @@ static double median_of(json_t *runs)
 	return s.median;
 }
 
-/* What happened to a tested commit, in words for the page, from the
- * "outcome" of its entry in the job JSON; NULL when none was reported. */
-static json_t *outcome_label(json_t *outcome)
-{
-	const char *status =
-	    json_string_value(json_object_get(outcome, "status"));
-	json_t *names = json_object_get(outcome, "metrics_seen"), *v;
-	json_t *signal = json_object_get(outcome, "signal");
-	struct strbuf b = STRBUF_INIT;
-	char *text;
-	size_t i;
-
-	if (status == NULL)
-		return json_null();
-	if (strcmp(status, "build_failed") == 0) {
-		strbuf_append(&b, "build failed");
-	} else if (strcmp(status, "crashed") == 0) {
-		if (json_integer_value(signal) > 0)
-			strbuf_printf(&b, "run crashed (signal %lld)",
-				      (long long)json_integer_value(signal));
-		else
-			strbuf_printf(
-			    &b, "run crashed (exit status %lld)",
-			    (long long)json_integer_value(
-				json_object_get(outcome, "exit_code")));
-	} else if (strcmp(status, "timed_out") == 0) {
-		strbuf_append(&b, "run timed out");
-	} else if (strcmp(status, "no_kpi") == 0) {
-		strbuf_append(&b, "printed no KPI");
-		json_array_foreach(names, i, v)
-		{
-			if (i == 20) {
-				strbuf_printf(&b, " and %zu more",
-					      json_array_size(names) - i);
-				break;
-			}
-			strbuf_printf(&b, "%s%s",
-				      i == 0 ? "; it printed " : ", ",
-				      json_string_value(v));
-		}
-	} else {
-		strbuf_append(&b, status);
-	}
-	if (strbuf_finish(&text, NULL, &b) < 0)
-		return json_null();
-	return string_take(text);
-}
-
 /* One commit on the bisection path, with what the job JSON says of it. */
 static json_t *path_entry(const struct store_path_commit *pc, size_t step,
 			  json_t *commits, const char *id, const char *web_url)
@@ -318,7 +271,7 @@ static json_t *path_entry(const struct store_path_commit *pc, size_t step,
 	if (entry == NULL)
 		return NULL;
 	json_object_set_new(entry, "outcome",
-			    outcome_label(json_object_get(c, "outcome")));
+			    web_outcome_label(json_object_get(c, "outcome")));
 	json_object_set_new(entry, "log_href", json_string(log_href));
 	json_object_set_new(entry, "log_tail",
 			    pc->log_tail != NULL ? json_string(pc->log_tail)
@@ -452,6 +405,31 @@ static json_t *range_json(json_t *job, long lo, long hi, bool final)
 	    "steps_left", steps);
 }
 
+/* The job's time as the page says it: {"elapsed", "left"} (either may be
+ * missing), or null before its first claim. */
+static json_t *times_json(json_t *job)
+{
+	json_t *progress = json_object_get(job, "progress");
+	json_t *elapsed = json_object_get(progress, "elapsed_s");
+	json_t *left = json_object_get(progress, "time_left_s");
+	json_t *out;
+	char text[64];
+
+	if (!json_is_number(elapsed))
+		return json_null();
+	out = json_object();
+	json_object_set_new(
+	    out, "elapsed",
+	    json_string(timeleft_format(text, sizeof(text),
+					json_number_value(elapsed))));
+	if (json_is_number(left))
+		json_object_set_new(
+		    out, "left",
+		    json_string(timeleft_format(text, sizeof(text),
+						json_number_value(left))));
+	return out;
+}
+
 /* The job's recipients, joined with commas. */
 static json_t *notify_text(json_t *job)
 {
@@ -548,6 +526,7 @@ static json_t *job_context(PGconn *conn, long long job_id,
 		    ctx, "range",
 		    range_json(job, info.range_lo, info.range_hi, final));
 	json_object_set_new(ctx, "notify", notify_text(job));
+	json_object_set_new(ctx, "times", times_json(job));
 	/* Runs of a machine the job moved away from are not in its plots
 	 * nor its numbers (issue 14): say so. */
 	json_object_set_new(
@@ -667,7 +646,7 @@ void web_commit_log(struct http_response *res, struct http_request *req)
 		 json_string_value(json_object_get(reply, "commit")));
 	ctx =
 	    json_pack("{s:s,s:O,s:o}", "title", title, "log", reply, "outcome",
-		      outcome_label(json_object_get(reply, "outcome")));
+		      web_outcome_label(json_object_get(reply, "outcome")));
 	web_render(res, 200, "commit_log", ctx, &session, "jobs");
 out:
 	json_decref(reply);

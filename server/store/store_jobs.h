@@ -94,6 +94,8 @@ struct store_job {
 	const char *good_sha, *bad_sha, *good_rev, *bad_rev;
 	const char *repo, *testcase, *kpi, *message;
 	const char *created_at, *finished_at;
+	const char *started_at; /* the first claim; NULL before */
+	double elapsed_s;	/* first claim to the end or now; NaN before */
 	const char *notify, *culprits; /* JSON text */
 	bool higher_is_better;
 	double change_pct, p_value, confidence;

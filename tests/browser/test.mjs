@@ -150,6 +150,7 @@ try {
 		await page.evaluate(() => { window.sbNoReload = 'still here'; });
 		const seen = new Set();
 		const remaining = new Set();
+		const timeLeft = new Set();
 		const deadline = Date.now() + 300000;
 		let shotRunning = false;
 		while (Date.now() < deadline) {
@@ -160,6 +161,9 @@ try {
 			seen.add(tested);
 			if (await page.locator('#remaining strong').count() > 0) {
 				remaining.add(await page.locator('#remaining strong').textContent());
+			}
+			if (await page.locator('#time-left').count() > 0) {
+				timeLeft.add(await page.locator('#time-left').textContent());
 			}
 			if (!shotRunning && Number(tested) >= 3) {
 				await page.screenshot({ path: path.join(out, 'job-running.png'),
@@ -177,6 +181,15 @@ try {
 		expect(navigations === 1, `one navigation, got ${navigations}`);
 		expect(seen.size >= 2, `progress changed on the page: ${[...seen]}`);
 		expect(remaining.size >= 2, `the candidate range shrank: ${[...remaining]}`);
+		// While it ran, the page estimated the time left (issue 15); once
+		// done, it says how long the job took.
+		const duration = /^\d+ (s|min \d+ s|h \d+ min|d \d+ h)$/;
+		expect(timeLeft.size >= 1 && [...timeLeft].every((t) => duration.test(t)),
+			`the time left was shown while the job ran: ${[...timeLeft]}`);
+		expect(await page.locator('#time-left').count() === 0,
+			'a finished job has no time left');
+		const took = await page.locator('#elapsed').textContent();
+		expect(duration.test(took), `the job's time on the finished page: ${took}`);
 		const subject = await page.locator('#culprit-subject').textContent();
 		const link = await page.locator('.facts a[href*="/c/"]').first().getAttribute('href');
 		expect(link.endsWith(env.SB_CULPRIT), `culprit link ${link} (${subject})`);

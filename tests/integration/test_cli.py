@@ -14,7 +14,9 @@ BIN = os.path.join(harness.ROOT, "bin", "statbisect")
 PROGRESS = re.compile(r"^job (\d+): (queued|running), (\d+) commits? tested, (\d+) runs?, "
                       r"range [0-9a-f]{12}\.\.[0-9a-f]{12}( \(\d+ commits?\))?"
                       r"(; confirming with fresh runs|; a culprit is found, now checking "
-                      r"another part of the range for a change the search stepped over)?$")
+                      r"another part of the range for a change the search stepped over)?"
+                      r"(; (\d+ (s|min \d+ s|h \d+ min|d \d+ h)) so far"
+                      r"(, about (\d+ (s|min \d+ s|h \d+ min|d \d+ h)) left)?)?$")
 _made = {}
 
 
@@ -63,6 +65,13 @@ def check_progress(err, job_id):
     for line in lines:
         match = PROGRESS.match(line)
         check(match and int(match.group(1)) == job_id, "progress line %r" % line)
+        # A running job has been claimed: its time so far, and once it has
+        # runs, an estimate of the time left (issue 15).
+        if match.group(2) == "running":
+            check(match.group(7), "a running job's line gives its time: %r" % line)
+            if int(match.group(4)) > 0:
+                check(match.group(10), "a line with runs estimates the time left: %r"
+                      % line)
 
 
 @test

@@ -142,3 +142,7 @@ def number_a_finished_job_shows_a_finished_range_and_progress(env):
     eq((job["progress"]["candidates_left"], job["progress"]["steps_left"],
         job["progress"]["phase"]), (1, 0, "done"), "progress of a done job")
     eq(job["culprits"][0]["ambiguous"], [], "no failed build: nothing ambiguous")
+    elapsed = job["progress"]["elapsed_s"]
+    check(isinstance(elapsed, float) and elapsed > 0,
+          "a done job's time from its first claim to its end: %r" % elapsed)
+    eq(job["progress"]["time_left_s"], None, "a done job has no time left")
