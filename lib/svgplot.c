@@ -302,6 +302,17 @@ static void put_y_axis(struct strbuf *b, const struct svgplot_frame *f,
 	strbuf_append(b, "</text>");
 }
 
+/* The mark of a commit without runs (or its key in the legend): a cross
+ * centred on (x, y). */
+static void put_cross(struct strbuf *b, const char *css, const char *color,
+		      double x, double y)
+{
+	strbuf_printf(b,
+		      "<path class=\"%s\" d=\"M%.2f %.2fl8 8m0 -8l-8 8\""
+		      " stroke=\"%s\" stroke-width=\"2\"/>",
+		      css, x - 4, y - 4, color);
+}
+
 static void put_legend(struct strbuf *b)
 {
 	double x = SVGPLOT_LEFT;
@@ -327,6 +338,10 @@ static void put_legend(struct strbuf *b)
 		      " fill=\"#f6f8fa\" stroke=\"" COLOR_AXIS "\"/>"
 		      "<text x=\"%.2f\" y=\"16\">quartiles, min-max</text>",
 		      x, x + 14);
+	x += 128;
+	put_cross(b, "key", COLOR_SKIPPED, x + 4, 12);
+	strbuf_printf(b, "<text x=\"%.2f\" y=\"16\">no runs (skipped)</text>",
+		      x + 14);
 	strbuf_append(b, "</g>");
 }
 
@@ -344,6 +359,11 @@ static int put_commit(struct strbuf *b, const struct svgplot_frame *f,
 
 	if (svgplot_summarize(&s, c->values, c->count) < 0)
 		return -1;
+	if (c->href != NULL) {
+		strbuf_append(b, "<a class=\"commit-link\" href=\"");
+		put_text(b, c->href);
+		strbuf_append(b, "\">");
+	}
 	strbuf_printf(b, "<g class=\"commit %s\"", class_name(c->cls));
 	if (role != NULL)
 		strbuf_printf(b, " data-role=\"%s\"", role);
@@ -360,13 +380,8 @@ static int put_commit(struct strbuf *b, const struct svgplot_frame *f,
 		strbuf_printf(b, " (%s, no runs)", class_name(c->cls));
 	strbuf_append(b, "</title>");
 	if (s.n == 0) {
-		double y = f->top + f->height - 6;
-
-		strbuf_printf(b,
-			      "<path class=\"nodata\" d=\"M%.2f %.2fl8 8m0"
-			      " -8l-8 8\" stroke=\"%s\" stroke-width=\"2\"/>",
-			      cx - 4, y - 4, color);
-		strbuf_append(b, "</g>");
+		put_cross(b, "nodata", color, cx, f->top + f->height - 6);
+		strbuf_append(b, c->href != NULL ? "</g></a>" : "</g>");
 		return 0;
 	}
 	strbuf_printf(b,
@@ -394,6 +409,8 @@ static int put_commit(struct strbuf *b, const struct svgplot_frame *f,
 		      "\" stroke-width=\"2\"/></g>",
 		      cx - box_width / 2 - 2, svgplot_map_y(f, s.median),
 		      cx + box_width / 2 + 2, svgplot_map_y(f, s.median));
+	if (c->href != NULL)
+		strbuf_append(b, "</a>");
 	return 0;
 }
 

@@ -42,6 +42,7 @@ struct svgplot_commit {
 	const double *values; /* the KPI of each run; NaN and inf skipped */
 	size_t count;
 	enum svgplot_class cls;
+	const char *href; /* where its marks link to (its commit), or NULL */
 };
 
 /* What a sample looks like: finite values only; all 0 when n is 0. */

@@ -8,6 +8,7 @@
 #define STATBISECT_WEB_H
 
 #include <jansson.h>
+#include <libpq-fe.h>
 #include <stdbool.h>
 
 #include "fields.h"
@@ -179,6 +180,37 @@ void web_key_query(json_t *ctx, struct http_request *req);
  * from the "outcome" of its entry in the job JSON; null when none was
  * reported.  A new reference. */
 json_t *web_outcome_label(json_t *outcome);
+
+/* web_job_plots.c: what the job page's plots are drawn from. */
+struct web_plot_request {
+	long long job_id;
+	const char *metric;	 /* the metric asked for (?metric=), or NULL */
+	const char *web_url;	 /* the repository's commit link template */
+	const char *key_query;	 /* "?key=..." of a capability link, or NULL */
+	long range_lo, range_hi; /* the open range to shade, or -1 */
+};
+
+/*
+ * Adds to `ctx` the plots of job JSON `job` ("plot_range", "plot_pair":
+ * SVG text) of the metric asked for when its runs reported it, else of
+ * the KPI; "metrics" to choose from, "metric" (the one drawn),
+ * "metric_unknown" (a name asked for that no run reported) and
+ * "live_query" (the query that keeps key and metric).
+ */
+void web_job_add_plots(json_t *ctx, PGconn *conn, json_t *job,
+		       const struct web_plot_request *req);
+
+/* Every run of a tested commit of the job JSON, search and confirmation
+ * runs together: those the report and the change estimate count.  A new
+ * reference (an empty array for NULL). */
+json_t *web_job_all_runs(json_t *commit);
+
+/* The index of the tested commit `sha` in `commits`, or -1. */
+long web_job_find_commit(json_t *commits, const char *sha);
+
+/* The repository's commit link for `sha`, when its template is http(s);
+ * null otherwise.  A new reference. */
+json_t *web_commit_link(const char *web_url, const char *sha);
 
 /* web_job_page.c */
 void web_job_page(struct http_response *res, struct http_request *req);

@@ -47,7 +47,7 @@ static void web_jobs_change(char *buf, size_t size, json_t *job)
 }
 
 /* The repository's commit link for `sha`, when its template is http(s). */
-static json_t *commit_link(const char *web_url, const char *sha)
+json_t *web_commit_link(const char *web_url, const char *sha)
 {
 	struct strbuf b = STRBUF_INIT;
 	const char *at;
@@ -73,158 +73,6 @@ static json_t *short_sha(const char *sha)
 		   : json_null();
 }
 
-static enum svgplot_class plot_class(const char *name)
-{
-	if (name == NULL)
-		return SVGPLOT_UNDECIDED;
-	if (strcmp(name, "good") == 0)
-		return SVGPLOT_GOOD;
-	if (strcmp(name, "bad") == 0)
-		return SVGPLOT_BAD;
-	if (strcmp(name, "skipped") == 0)
-		return SVGPLOT_SKIPPED;
-	if (strcmp(name, "neither") == 0)
-		return SVGPLOT_NEITHER;
-	return SVGPLOT_UNDECIDED;
-}
-
-/*
- * Every run of a tested commit, search and confirmation runs together: the
- * runs the report and the change estimate count, so the plots and the
- * path count them too.  A new reference (an empty array for NULL).
- */
-static json_t *all_runs(json_t *commit)
-{
-	json_t *out = json_array();
-
-	json_array_extend(out, json_object_get(commit, "runs"));
-	json_array_extend(out, json_object_get(commit, "confirm_runs"));
-	return out;
-}
-
-/* The tested commits of a job as plot input; values point into a block
- * that *storage receives (free it). */
-static struct svgplot_commit *plot_commits(json_t *commits, double **storage,
-					   char (**labels)[13])
-{
-	size_t n = json_array_size(commits), total = 0, i, k, used = 0;
-	struct svgplot_commit *out;
-	json_t *c, *v;
-
-	json_array_foreach(commits, i, c)
-	{
-		total += json_array_size(json_object_get(c, "runs")) +
-			 json_array_size(json_object_get(c, "confirm_runs"));
-	}
-	out = calloc(n + 1, sizeof(*out));
-	*storage = calloc(total + 1, sizeof(**storage));
-	*labels = calloc(n + 1, sizeof(**labels));
-	if (out == NULL || *storage == NULL || *labels == NULL) {
-		free(out);
-		free(*storage);
-		free(*labels);
-		*storage = NULL;
-		*labels = NULL;
-		return NULL;
-	}
-	json_array_foreach(commits, i, c)
-	{
-		json_t *runs = all_runs(c);
-		const char *sha =
-		    json_string_value(json_object_get(c, "commit"));
-
-		snprintf((*labels)[i], sizeof((*labels)[i]), "%.12s",
-			 sha != NULL ? sha : "");
-		out[i].index =
-		    (size_t)json_integer_value(json_object_get(c, "index"));
-		out[i].label = (*labels)[i];
-		out[i].title =
-		    json_string_value(json_object_get(c, "subject"));
-		out[i].values = *storage + used;
-		out[i].cls = plot_class(
-		    json_string_value(json_object_get(c, "classification")));
-		json_array_foreach(runs, k, v)
-		{
-			(*storage)[used++] = json_number_value(v);
-		}
-		out[i].count = json_array_size(runs);
-		json_decref(runs);
-	}
-	return out;
-}
-
-/* The index of the tested commit `sha` in `commits`, or -1. */
-static long find_commit(json_t *commits, const char *sha)
-{
-	json_t *c;
-	size_t i;
-
-	if (sha == NULL)
-		return -1;
-	json_array_foreach(commits, i, c)
-	{
-		const char *s =
-		    json_string_value(json_object_get(c, "commit"));
-
-		if (s != NULL && strcmp(s, sha) == 0)
-			return (long)i;
-	}
-	return -1;
-}
-
-/* Adds "plot_range" and "plot_pair" (SVG text) to `ctx`. */
-static void add_plots(json_t *ctx, json_t *job, long range_lo, long range_hi)
-{
-	json_t *commits = json_object_get(job, "commits");
-	const char *culprit =
-	    json_string_value(json_object_get(job, "culprit"));
-	const char *parent = json_string_value(json_object_get(job, "parent"));
-	const char *kpi = json_string_value(json_object_get(job, "kpi"));
-	struct svgplot_range range = {0};
-	struct svgplot_commit *list;
-	char(*labels)[13] = NULL, title[256];
-	double *storage = NULL;
-	char *svg = NULL;
-	long ci, pi;
-
-	list = plot_commits(commits, &storage, &labels);
-	if (list == NULL)
-		return;
-	ci = find_commit(commits, culprit);
-	pi = find_commit(commits, parent);
-	range.candidates =
-	    (size_t)json_integer_value(json_object_get(job, "candidates"));
-	range.commits = list;
-	range.count = json_array_size(commits);
-	range.culprit = ci >= 0 ? (long)list[ci].index : -1;
-	range.range_lo = range_lo;
-	range.range_hi = range_hi;
-	range.kpi = kpi;
-	snprintf(title, sizeof(title),
-		 "Runs of the %zu tested commits of job %lld along the range "
-		 "of %zu commits",
-		 range.count,
-		 (long long)json_integer_value(json_object_get(job, "id")),
-		 range.candidates);
-	range.title = title;
-	if (range.candidates >= 1 && svgplot_render_range(&svg, &range) == 0)
-		json_object_set_new(ctx, "plot_range", string_take(svg));
-	if (ci >= 0 && pi >= 0) {
-		struct svgplot_pair pair = {&list[pi], &list[ci], kpi, NULL};
-
-		snprintf(title, sizeof(title),
-			 "Runs of the parent %.12s and of the culprit %.12s",
-			 parent, culprit);
-		pair.title = title;
-		if (svgplot_render_pair(&svg, &pair) == 0)
-			json_object_set_new(ctx, "plot_pair",
-					    string_take(svg));
-	}
-	free(list);
-	free(storage);
-	free(labels);
-}
-
 static double median_of(json_t *runs)
 {
 	struct svgplot_summary s;
@@ -248,9 +96,9 @@ static double median_of(json_t *runs)
 static json_t *path_entry(const struct store_path_commit *pc, size_t step,
 			  json_t *commits, const char *id, const char *web_url)
 {
-	long at = find_commit(commits, pc->sha);
+	long at = web_job_find_commit(commits, pc->sha);
 	json_t *c = at >= 0 ? json_array_get(commits, (size_t)at) : NULL;
-	json_t *runs = all_runs(c);
+	json_t *runs = web_job_all_runs(c);
 	double median = median_of(runs);
 	char median_text[32] = "", log_href[128];
 	json_t *entry;
@@ -263,7 +111,7 @@ static json_t *path_entry(const struct store_path_commit *pc, size_t step,
 	    "{s:I,s:I,s:s,s:o,s:s,s:s,s:o,s:I,s:s,s:s}", "step",
 	    (json_int_t)step, "index", (json_int_t)pc->index, "sha", pc->sha,
 	    "short", short_sha(pc->sha), "subject", pc->subject, "author",
-	    pc->author_name, "link", commit_link(web_url, pc->sha), "runs",
+	    pc->author_name, "link", web_commit_link(web_url, pc->sha), "runs",
 	    (json_int_t)json_array_size(runs), "median", median_text, "class",
 	    c != NULL ? json_string_value(json_object_get(c, "classification"))
 		      : "untested");
@@ -343,12 +191,13 @@ static json_t *culprit_json(json_t *job, const char *culprit,
 		}
 	}
 	web_jobs_change(change, sizeof(change), job);
-	return json_pack(
-	    "{s:s,s:o,s:o,s:s?,s:s?,s:s,s:o,s:o}", "sha", culprit, "short",
-	    short_sha(culprit), "link", commit_link(web_url, culprit),
-	    "subject", json_string_value(json_object_get(named, "subject")),
-	    "author", author, "change", change, "parent_short",
-	    short_sha(parent), "parent_link", commit_link(web_url, parent));
+	return json_pack("{s:s,s:o,s:o,s:s?,s:s?,s:s,s:o,s:o}", "sha", culprit,
+			 "short", short_sha(culprit), "link",
+			 web_commit_link(web_url, culprit), "subject",
+			 json_string_value(json_object_get(named, "subject")),
+			 "author", author, "change", change, "parent_short",
+			 short_sha(parent), "parent_link",
+			 web_commit_link(web_url, parent));
 }
 
 /* Every change found, each with its own direction. */
@@ -373,7 +222,7 @@ static json_t *changes_json(json_t *job, const char *web_url)
 		    list,
 		    json_pack("{s:o,s:o,s:s?,s:s,s:s,s:b}", "short",
 			      short_sha(sha), "link",
-			      commit_link(web_url, sha), "subject",
+			      web_commit_link(web_url, sha), "subject",
 			      json_string_value(json_object_get(c, "subject")),
 			      "direction", dir ? dir : "change", "change",
 			      change, "confirmed",
@@ -458,8 +307,31 @@ static void add_endpoints(json_t *ctx, json_t *job, const char *web_url)
 
 	json_object_set_new(ctx, "good_short", short_sha(good));
 	json_object_set_new(ctx, "bad_short", short_sha(bad));
-	json_object_set_new(ctx, "good_link", commit_link(web_url, good));
-	json_object_set_new(ctx, "bad_link", commit_link(web_url, bad));
+	json_object_set_new(ctx, "good_link", web_commit_link(web_url, good));
+	json_object_set_new(ctx, "bad_link", web_commit_link(web_url, bad));
+}
+
+/* Adds the plots of the metric the request asks for (web_job_plots.c). */
+static void add_plots(json_t *ctx, PGconn *conn, json_t *job,
+		      struct http_request *req,
+		      const struct store_job_page_info *info, bool final)
+{
+	const char *key = http_query(req, "key");
+	struct web_plot_request plot = {
+	    .job_id = json_integer_value(json_object_get(job, "id")),
+	    .metric = http_query(req, "metric"),
+	    .web_url = info->web_url,
+	    .range_lo = final ? -1 : info->range_lo,
+	    .range_hi = final ? -1 : info->range_hi};
+	char *key_query = NULL;
+
+	if (key != NULL && asprintf(&key_query, "?key=%s", key) < 0)
+		key_query = NULL;
+	plot.key_query = key_query;
+	if (key != NULL) /* for the metric form */
+		json_object_set_new(ctx, "key", json_string(key));
+	web_job_add_plots(ctx, conn, job, &plot);
+	free(key_query);
 }
 
 /*
@@ -467,7 +339,8 @@ static void add_endpoints(json_t *ctx, json_t *job, const char *web_url)
  * when there is no such job (or the database failed: *db_error).
  */
 static json_t *job_context(PGconn *conn, long long job_id,
-			   const struct web_session *session, bool *db_error)
+			   const struct web_session *session,
+			   struct http_request *req, bool *db_error)
 {
 	const char *state, *culprit;
 	struct store_job_page_info info;
@@ -537,8 +410,7 @@ static json_t *job_context(PGconn *conn, long long job_id,
 	    ctx, "path", bisection_path(conn, job, job_id, id, info.web_url));
 	json_object_set_new(ctx, "report",
 			    final ? report_text(conn, job_id) : json_null());
-	add_plots(ctx, job, final ? -1 : info.range_lo,
-		  final ? -1 : info.range_hi);
+	add_plots(ctx, conn, job, req, &info, final);
 	web_compare_add(ctx, job, session, final);
 out:
 	store_job_page_info_clear(&info);
@@ -561,7 +433,7 @@ static json_t *load_job_context(struct http_response *res,
 		return NULL;
 	}
 	if (conn != NULL)
-		ctx = job_context(conn, *job_id, session, &db_error);
+		ctx = job_context(conn, *job_id, session, req, &db_error);
 	if (ctx == NULL) {
 		if (db_error)
 			web_db_failed(res, session);

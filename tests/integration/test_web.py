@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import statistics
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -461,6 +462,81 @@ def web_job_page_escapes_a_hostile_commit_subject_and_plots_runs(env):
     check(live.startswith('<div class="live-root" data-state="done">'), "live root")
     check(HOSTILE not in live, "live part escaped too")
     _setup["job"] = done
+
+
+def plotted_medians(plot):
+    """{commit index: median in the group's tooltip} of a range plot."""
+    return {int(i): float(m) for i, m in re.findall(
+        r'data-index="(\d+)"><title>[^<]*\(\w+, \d+ runs, median ([-0-9.e+]+)\)', plot)}
+
+
+def g6(x):
+    """x as the page prints a median (C's %.6g)."""
+    return float("%.6g" % x)
+
+
+@test
+def web_job_page_plots_any_metric_and_links_each_commit(env):
+    svc = env.svc
+    repo, shas = web_repo(env)
+    # Each run prints a second metric that varies with the run's number.
+    svc.api.ok("POST", "/api/v1/testcases", {
+        "name": "web-metrics-tc", "build": "sh build.sh",
+        "run": './bench && echo "aux.run: $((STATBISECT_RUN * 7))"',
+        "kpi": "bench.score", "higher_is_better": True, "min_change_pct": 1.0})
+    job = svc.wait(svc.submit({"repo": "web-hostile", "testcase": "web-metrics-tc",
+                               "good": shas[0], "bad": shas[-1]})["id"])
+    b = Browser(svc.url).sign_in(svc.read_token)
+    runs = json.loads(b.get("/jobs/%d/runs.json" % job["id"])[2])["runs"]
+    names = sorted({n for r in runs for n, v in r["metrics"].items()
+                    if isinstance(v, (int, float))} - {job["kpi"]})
+    check(names, "the runs reported metrics besides the KPI: %r" % runs[:1])
+    # The page offers every metric, the KPI first and chosen.
+    status, _, page = b.get("/jobs/%d" % job["id"])
+    options = re.findall(r'<option value="([^"]*)"( selected)?>', page)
+    eq(options, [(job["kpi"], " selected")] + [(n, "") for n in names],
+       "the metric choices")
+    # Each commit's marks link to the commit (the repository's web view).
+    plot = re.search(r'<figure class="plot" id="plot-range">(.*?)</figure>', page, re.S).group(1)
+    links = re.findall(r'<a class="commit-link" href="([^"]*)"><g class="commit \w+" '
+                       r'data-index="(\d+)">', plot)
+    eq(sorted(links), sorted(("https://git.example.org/c/%s" % c["commit"], str(c["index"]))
+                             for c in job["commits"]), "a link for each plotted commit")
+    check("no runs (skipped)" in plot, "the legend names the cross of a commit without runs")
+
+    # Another metric, the one whose values vary most: its own values along
+    # the range.
+    metric = max(names, key=lambda n: len({r["metrics"].get(n) for r in runs}))
+    status, _, page = b.get("/jobs/%d?metric=%s" % (job["id"], urllib.parse.quote(metric)))
+    eq(status, 200, "the page of metric %s" % metric)
+    check('<option value="%s" selected>' % html.escape(metric) in page, "%s chosen" % metric)
+    plot = re.search(r'<figure class="plot" id="plot-range">(.*?)</figure>', page, re.S).group(1)
+    check('class="ytitle"' in plot and ">%s</text>" % html.escape(metric) in plot,
+          "the y axis names %s" % metric)
+    index = {c["commit"]: c["index"] for c in job["commits"]}
+    values = {}
+    for r in runs:
+        if isinstance(r["metrics"].get(metric), (int, float)) and r["commit"] in index:
+            values.setdefault(index[r["commit"]], []).append(r["metrics"][metric])
+    want = {i: g6(statistics.median(v)) for i, v in values.items()}
+    check(len(set(want.values())) > 1, "%s varies: %r" % (metric, want))
+    eq(plotted_medians(plot), want, "medians of %s per commit" % metric)
+    check('data-live-url="/jobs/%d/live?metric=%s"' % (job["id"], urllib.parse.quote(metric))
+          in page, "the live part keeps the metric")
+    status, _, live = b.get("/jobs/%d/live?metric=%s" % (job["id"], urllib.parse.quote(metric)))
+    eq(plotted_medians(live.split('id="plot-range"')[1].split("</figure>")[0]), want,
+       "the live part plots %s too" % metric)
+
+    # A metric no run reported: said so, and the KPI is drawn.
+    status, _, page = b.get("/jobs/%d?metric=%s" % (job["id"], urllib.parse.quote(HOSTILE)))
+    eq(status, 200, "a page for an unknown metric")
+    check(HOSTILE not in page, "the unknown name is escaped")
+    check('id="metric-unknown"' in page and html.escape(HOSTILE) in page,
+          "the unknown metric is named")
+    plot = re.search(r'<figure class="plot" id="plot-range">(.*?)</figure>', page, re.S).group(1)
+    kpi = {c["index"]: g6(statistics.median(c["runs"] + c["confirm_runs"]))
+           for c in job["commits"] if c["runs"] + c["confirm_runs"]}
+    eq(plotted_medians(plot), kpi, "the KPI is plotted instead")
 
 
 @test

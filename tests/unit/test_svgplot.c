@@ -111,8 +111,8 @@ static const double bad_runs[] = {90, 90, 90, 90};
 static void test_svgplot__range_frame_pads_the_ends(void **state)
 {
 	struct svgplot_commit commits[] = {
-	    {0, "aaa", NULL, good_runs, 4, SVGPLOT_GOOD},
-	    {2, "ccc", NULL, bad_runs, 4, SVGPLOT_BAD},
+	    {0, "aaa", NULL, good_runs, 4, SVGPLOT_GOOD, NULL},
+	    {2, "ccc", NULL, bad_runs, 4, SVGPLOT_BAD, NULL},
 	};
 	struct svgplot_range plot = {3, commits, 2, -1, -1, -1, "k", "t"};
 	struct svgplot_frame f;
@@ -141,8 +141,8 @@ static void test_svgplot__range_plot_geometry(void **state)
 {
 	const double nan_runs[] = {NAN, 95};
 	struct svgplot_commit commits[] = {
-	    {0, "aaa", "first", good_runs, 4, SVGPLOT_GOOD},
-	    {2, "ccc", "third", bad_runs, 4, SVGPLOT_BAD},
+	    {0, "aaa", "first", good_runs, 4, SVGPLOT_GOOD, NULL},
+	    {2, "ccc", "third", bad_runs, 4, SVGPLOT_BAD, NULL},
 	};
 	struct svgplot_range plot = {3, commits,       2,     2, 0,
 				     2, "bench.score", "Runs"};
@@ -199,6 +199,26 @@ static void test_svgplot__range_plot_geometry(void **state)
 	assert_contains(svg, "<g class=\"commit skipped\" data-index=\"2\">"
 			     "<title>ccc third (skipped, no runs)</title>");
 	assert_int_equal(count_of(svg, "class=\"culprit\""), 0);
+	/* The legend explains the cross too (issue 15). */
+	assert_int_equal(count_of(svg, "class=\"key\""), 4);
+	assert_contains(svg, ">no runs (skipped)</text>");
+	free(svg);
+
+	/* A commit with a link: its group is the link, escaped. */
+	commits[0].href = "/jobs/3/commits/aaa/log?key=1&x=\"2\"";
+	assert_int_equal(svgplot_render_range(&svg, &plot), 0);
+	assert_contains(svg, "<a class=\"commit-link\" href=\"/jobs/3/commits/"
+			     "aaa/log?key=1&amp;x=&quot;2&quot;\"><g class="
+			     "\"commit good\" data-index=\"0\">");
+	assert_int_equal(count_of(svg, "<a "), 1);
+	assert_int_equal(count_of(svg, "</a>"), 1);
+	commits[1].href = "/c/ccc";
+	free(svg);
+	assert_int_equal(svgplot_render_range(&svg, &plot), 0);
+	assert_contains(svg, "<a class=\"commit-link\" href=\"/c/ccc\"><g "
+			     "class=\"commit skipped\"");
+	assert_int_equal(count_of(svg, "</a>"), 2);
+	commits[0].href = commits[1].href = NULL;
 	free(svg);
 
 	/* A commit at neither level keeps the engine's name for it, as the
@@ -215,8 +235,8 @@ static void test_svgplot__escapes_every_caller_text(void **state)
 	const char *escaped =
 	    "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;";
 	struct svgplot_commit commits[] = {
-	    {0, hostile, hostile, good_runs, 4, SVGPLOT_GOOD},
-	    {1, hostile, hostile, bad_runs, 4, SVGPLOT_BAD},
+	    {0, hostile, hostile, good_runs, 4, SVGPLOT_GOOD, NULL},
+	    {1, hostile, hostile, bad_runs, 4, SVGPLOT_BAD, NULL},
 	};
 	struct svgplot_range plot = {2,	 commits, 2,	   1,
 				     -1, -1,	  hostile, hostile};
@@ -242,10 +262,10 @@ static void test_svgplot__escapes_every_caller_text(void **state)
 
 static void test_svgplot__pair_plot_geometry(void **state)
 {
-	struct svgplot_commit parent = {6,	   "p", "parent",
-					good_runs, 4,	SVGPLOT_GOOD};
-	struct svgplot_commit culprit = {7,	   "c", "culprit",
-					 bad_runs, 4,	SVGPLOT_BAD};
+	struct svgplot_commit parent = {6, "p",		 "parent", good_runs,
+					4, SVGPLOT_GOOD, NULL};
+	struct svgplot_commit culprit = {7, "c",	 "culprit", bad_runs,
+					 4, SVGPLOT_BAD, NULL};
 	struct svgplot_pair pair = {&parent, &culprit, "k", "t"};
 	char *svg = NULL;
 
@@ -271,7 +291,7 @@ static void test_svgplot__pair_plot_geometry(void **state)
 static void test_svgplot__refuses_invalid_plots(void **state)
 {
 	struct svgplot_commit commits[] = {
-	    {5, "x", NULL, good_runs, 4, SVGPLOT_GOOD},
+	    {5, "x", NULL, good_runs, 4, SVGPLOT_GOOD, NULL},
 	};
 	struct svgplot_range plot = {5, commits, 1, -1, -1, -1, "k", "t"};
 	struct svgplot_pair pair = {NULL, &commits[0], "k", "t"};
