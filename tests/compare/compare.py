@@ -340,7 +340,8 @@ class Replay:
                    for i in PROJ_BROKEN)
 
     def mails(self):
-        """The mailed reports, in the order of their subjects' text."""
+        """The mailed reports, in the order of their text but for the Date
+    and read keys."""
         out = []
         for sub in ("new", "cur"):
             d = os.path.join(self.server.mail, sub)
@@ -348,7 +349,10 @@ class Replay:
                 for name in os.listdir(d):
                     with open(os.path.join(d, name), "rb") as f:
                         out.append(f.read())
-        return sorted(out)
+        # Not by what differs from run to run: the Date, and the read
+        # keys of the links (a job reported twice has two).
+        return sorted(out, key=lambda m: re.sub(
+            rb"key=[0-9a-f]{64}", b"", re.sub(rb"^Date: [^\n]*\n", b"", m)))
 
 
 class Normalizer:
@@ -375,6 +379,9 @@ class Normalizer:
     LEASE = re.compile(r'("lease":\s*)\d+')
     # How long ago something happened, as the pages show it.
     AGE = re.compile(r'(data-label="Age">|<time [^>]*>)[^<]*')
+    # How long a job has taken and has left (issue 15): clock time.
+    SECONDS = re.compile(r'("(?:elapsed_s|time_left_s)":\s*)-?[0-9][0-9.e+-]*')
+    DURATION = re.compile(r'(<span id="(?:elapsed|time-left)">)[^<]*')
     # The fixture commits are dated 2026-01-01 00:mm (harness.Repo).
     FIXTURE_DAY = ("2026-01-01", "Thu, 1 Jan 2026")
 
@@ -399,6 +406,8 @@ class Normalizer:
             return m.group(1) + self.keys.setdefault(
                 m.group(2), "<KEY%d>" % (len(self.keys) + 1))
         text = self.AGE.sub(r"\1<AGE>", text)
+        text = self.SECONDS.sub(r"\1<SECONDS>", text)
+        text = self.DURATION.sub(r"\1<DURATION>", text)
         text = self.READ_KEY.sub(read_key, text)
         text = self.SECRET.sub(secret, text)
         text = self.LEASE.sub(r"\1<LEASE>", text)
