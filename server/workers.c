@@ -149,7 +149,7 @@ static bool load_worker(struct http_response *res, PGconn *conn,
 
 /*
  * The commits a task runs, in the order to run them: [{"index", "commit",
- * "runs", "purpose"}] (new reference).
+ * "runs", "purpose", "rebuild"}] (new reference).
  */
 static json_t *plan_json(const struct store_plan *plan)
 {
@@ -160,10 +160,10 @@ static json_t *plan_json(const struct store_plan *plan)
 		const struct store_plan_entry *e = &plan->entries[i];
 
 		json_array_append_new(
-		    list,
-		    json_pack("{s:I,s:s,s:I,s:s}", "index",
-			      (json_int_t)e->index, "commit", e->sha, "runs",
-			      (json_int_t)e->runs, "purpose", e->purpose));
+		    list, json_pack("{s:I,s:s,s:I,s:s,s:b}", "index",
+				    (json_int_t)e->index, "commit", e->sha,
+				    "runs", (json_int_t)e->runs, "purpose",
+				    e->purpose, "rebuild", e->rebuild));
 	}
 	return list;
 }

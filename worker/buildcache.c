@@ -642,3 +642,10 @@ unsigned long long buildcache_size(const struct buildcache *cache)
 		total += cache->entries[i].size;
 	return total;
 }
+
+int buildcache_discard(struct buildcache *cache, unsigned long long id,
+		       const char *key, char **err)
+{
+	delete_tree(cache, id);
+	return buildcache_done(cache, id, key, false, err);
+}

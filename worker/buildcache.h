@@ -161,6 +161,15 @@ int buildcache_acquire(char *path, size_t path_size, bool *built,
 int buildcache_done(struct buildcache *cache, unsigned long long id,
 		    const char *key, bool ok, char **err);
 
+/*
+ * Forgets the build tree `id` holds (it was acquired built) and deletes
+ * its files, so that the commit is checked out and built again from a
+ * clean tree: a rebuild a retry asks for (issue 15).  The tree stays held
+ * for that build, which ends with buildcache_done().
+ */
+int buildcache_discard(struct buildcache *cache, unsigned long long id,
+		       const char *key, char **err);
+
 /* Bytes the cache's trees take, as last measured. */
 unsigned long long buildcache_size(const struct buildcache *cache);
 

@@ -250,6 +250,7 @@ struct task_commit {
 	long long index;
 	const char *sha;
 	long long runs, done;
+	bool rebuild; /* asked to build it again, not take the cache's */
 	char tree[4096];
 	char key[BUILDCACHE_HASH_LEN + 1]; /* its build's, buildcache.h */
 	unsigned long long tree_id;
@@ -326,6 +327,14 @@ static int find_build(struct task_commit *c, bool *built,
 		log_warn("%.12s: build tree %s is gone", c->sha, c->tree);
 		*built = false;
 		return buildcache_done(cache, c->tree_id, c->key, false, err);
+	}
+	if (*built && c->rebuild) {
+		/* A retry asked for a fresh build (issue 15). */
+		log_info("%.12s: building again from a clean tree, as the "
+			 "task asks",
+			 c->sha);
+		*built = false;
+		return buildcache_discard(cache, c->tree_id, c->key, err);
 	}
 	if (*built)
 		log_info("%.12s: built before, in %s", c->sha, c->tree);
@@ -459,6 +468,7 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		c->index = json_integer_value(json_object_get(entry, "index"));
 		c->sha = json_string_value(json_object_get(entry, "commit"));
 		c->runs = json_integer_value(json_object_get(entry, "runs"));
+		c->rebuild = json_is_true(json_object_get(entry, "rebuild"));
 		if (c->sha == NULL || strlen(c->sha) != GITREPO_SHA_LEN ||
 		    c->runs <= 0 || c->runs > 100000)
 			goto malformed;

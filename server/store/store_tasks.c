@@ -159,7 +159,8 @@ int store_tasks_plan(struct store_plan *out, PGconn *conn, long long task_id)
 	r = db_exec(
 	    conn,
 	    "SELECT (p.e->>'idx')::int, c.sha, (p.e->>'runs')::int,"
-	    " p.e->>'purpose', t.interleave"
+	    " p.e->>'purpose', t.interleave,"
+	    " coalesce((p.e->>'rebuild')::boolean, false)"
 	    " FROM tasks t CROSS JOIN LATERAL"
 	    " jsonb_array_elements(t.plan) WITH ORDINALITY AS p(e, ord)"
 	    " JOIN job_commits c ON c.job_id = t.job_id"
@@ -188,6 +189,7 @@ int store_tasks_plan(struct store_plan *out, PGconn *conn, long long task_id)
 		e->runs = db_int(r, i, 2);
 		snprintf(e->purpose, sizeof(e->purpose), "%s",
 			 db_text(r, i, 3) != NULL ? db_text(r, i, 3) : "");
+		e->rebuild = db_bool(r, i, 5);
 	}
 	PQclear(r);
 	return 0;
@@ -537,11 +539,13 @@ int store_tasks_insert(PGconn *conn, long long job_id,
 	for (i = 0; i < plan->count; i++) {
 		const struct store_plan_entry *e = &plan->entries[i];
 
-		json_array_append_new(list,
-				      json_pack("{s:I,s:I,s:s}", "idx",
-						(json_int_t)e->index, "runs",
-						(json_int_t)e->runs, "purpose",
-						e->purpose));
+		json_t *entry = json_pack(
+		    "{s:I,s:I,s:s}", "idx", (json_int_t)e->index, "runs",
+		    (json_int_t)e->runs, "purpose", e->purpose);
+
+		if (e->rebuild)
+			json_object_set_new(entry, "rebuild", json_true());
+		json_array_append_new(list, entry);
 	}
 	plan_text = json_dumps(list, JSON_COMPACT);
 	json_decref(list);

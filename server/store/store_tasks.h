@@ -23,6 +23,7 @@ struct store_plan_entry {
 	char sha[41]; /* filled by loads, not read by store_tasks_insert */
 	long long runs;
 	char purpose[8];
+	bool rebuild; /* build it again, not from the worker's cache */
 };
 
 /* The commits a task runs, in the order to run them. */

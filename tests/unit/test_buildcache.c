@@ -593,6 +593,48 @@ static void test_buildcache__failed_build_holds_nothing(void **state)
 	free(dir);
 }
 
+/* A rebuild asked for: the build is forgotten and its files deleted, so
+ * it is made again from a clean checkout, and found once it is. */
+static void test_buildcache__discard_forgets_and_cleans(void **state)
+{
+	char *dir = temp_dir(), cdir[4200], p[4200], q[4200], stale[4300];
+	struct buildcache *cache = NULL;
+	unsigned long long id, id2;
+	char k[41], *err = NULL;
+	bool built;
+
+	(void)state;
+	snprintf(cdir, sizeof(cdir), "%s/builds", dir);
+	assert_int_equal(buildcache_open(&cache, cdir, 1ULL << 30, &err), 0);
+	acquire(cache, 'a', '8', p, &built, &id);
+	fake_build(p, 1000);
+	done(cache, id, 'a', true);
+	buildcache_free(cache);
+	assert_int_equal(buildcache_open(&cache, cdir, 1ULL << 30, &err), 0);
+	acquire(cache, 'a', '8', q, &built, &id2);
+	assert_true(built);
+	/* A file the earlier build left, that a clean tree has not. */
+	snprintf(stale, sizeof(stale), "%s/stale.o", q);
+	fclose(fopen(stale, "w"));
+	assert_true(exists(stale));
+	hash_of(k, 'a');
+	assert_int_equal(buildcache_discard(cache, id2, k, &err), 0);
+	assert_false(exists(q));
+	/* Built again in the same place, and found after that. */
+	fake_build(q, 1000);
+	done(cache, id2, 'a', true);
+	buildcache_free(cache);
+	assert_int_equal(buildcache_open(&cache, cdir, 1ULL << 30, &err), 0);
+	acquire(cache, 'a', '8', q, &built, &id2);
+	assert_true(built);
+	assert_string_equal(q, p);
+	assert_false(exists(stale));
+	buildcache_free(cache);
+	assert_null(err);
+	remove_dir(dir);
+	free(dir);
+}
+
 static void test_buildcache__strays_and_bad_index(void **state)
 {
 	char *dir = temp_dir(), cdir[4000], path[4200], p[4200];
@@ -651,6 +693,7 @@ int main(void)
 	    cmocka_unit_test(test_buildcache__builds_are_found_again),
 	    cmocka_unit_test(test_buildcache__budget_evicts_oldest),
 	    cmocka_unit_test(test_buildcache__failed_build_holds_nothing),
+	    cmocka_unit_test(test_buildcache__discard_forgets_and_cleans),
 	    cmocka_unit_test(test_buildcache__strays_and_bad_index),
 	};
 
