@@ -13,11 +13,11 @@
 #include "store/store_tasks.h"
 #include "web.h"
 
-/* The shortest prefix taken for a commit. */
-#define RETRY_PREFIX_MIN 7
+/* The shortest prefix taken for a commit, as the commit log's route. */
+#define RETRY_PREFIX_MIN 4
 
 /* `text` as a lower-case SHA prefix into `sha` (41 bytes); false when it
- * is not 7 to 40 hex digits. */
+ * is not 4 to 40 hex digits. */
 static bool parse_prefix(char sha[41], const char *text)
 {
 	size_t i, len = text != NULL ? strlen(text) : 0;
@@ -52,11 +52,6 @@ static bool read_body(json_t *body, long long runs_max, long long *runs,
 {
 	json_t *v = json_object_get(body, "rebuild");
 
-	if (body != NULL && !json_is_object(body)) {
-		fields_add(errors, "", 400, "invalid_body",
-			   "the body must be a JSON object");
-		return false;
-	}
 	if (!fields_json_int(errors, body, "runs", 1, runs_max, runs))
 		return false;
 	if (v != NULL && !json_is_null(v) && !json_is_boolean(v)) {
@@ -83,7 +78,8 @@ static int queue_retry(PGconn *conn, long long job_id, const char *prefix,
 	if (rc == STORE_FAILED)
 		return JOBS_DB_FAILED;
 	if (rc == STORE_NOT_FOUND) {
-		fields_add(errors, "", 404, "not_found", "no job %lld", job_id);
+		fields_add(errors, "", 404, "not_found", "no job %lld",
+			   job_id);
 		return JOBS_REFUSED;
 	}
 	if ((why = refusal(t.state, t.kind)) != NULL) {
@@ -94,7 +90,7 @@ static int queue_retry(PGconn *conn, long long job_id, const char *prefix,
 	}
 	if (t.matches != 1) {
 		fields_add(errors, "commit", t.matches == 0 ? 404 : 400,
-			   t.matches == 0 ? "not_found" : "ambiguous",
+			   t.matches == 0 ? "not_found" : "ambiguous_commit",
 			   t.matches == 0
 			       ? "commit %s is not in the range of job %lld"
 			       : "%s names more than one commit of job %lld: "
@@ -115,16 +111,16 @@ static int queue_retry(PGconn *conn, long long job_id, const char *prefix,
 	return 0;
 }
 
-int retry_commit(json_t **out, PGconn *conn, long long job_id,
-		 const char *sha, json_t *body, struct field_errors *errors)
+int retry_commit(json_t **out, PGconn *conn, long long job_id, const char *sha,
+		 json_t *body, struct field_errors *errors)
 {
 	char prefix[41];
 	int rc;
 
 	*out = NULL;
 	if (!parse_prefix(prefix, sha)) {
-		fields_add(errors, "commit", 404, "not_found",
-			   "'%.64s' is not a commit: give 7 to 40 hex digits "
+		fields_add(errors, "commit", 400, "invalid_commit",
+			   "'%.64s' is not a commit: give 4 to 40 hex digits "
 			   "of its SHA",
 			   sha != NULL ? sha : "");
 		return JOBS_REFUSED;
@@ -183,8 +179,9 @@ void retry_web(struct http_response *res, struct http_request *req)
 	/* The form's runs field: a number, or empty for the default. */
 	if (runs != NULL && runs[0] != '\0')
 		json_object_set_new(body, "runs",
-				    id_parse(&n, runs) == 0 ? json_integer(n)
-							    : json_string(runs));
+				    id_parse(&n, runs) == 0
+					? json_integer(n)
+					: json_string(runs));
 	json_object_set_new(body, "rebuild",
 			    json_boolean(json_object_get(form, "rebuild")));
 	json_decref(form);

@@ -7,6 +7,7 @@
 #include "rechecks.h"
 #include "reportjob.h"
 #include "repos.h"
+#include "retry.h"
 #include "server.h"
 #include "testcases.h"
 #include "tokens.h"
@@ -28,6 +29,7 @@ static const struct http_route core_routes[] = {
     {"PUT", "/api/v1/testcases/{}/recheck", ROLE_ADMIN, rechecks_api_schedule},
     {"DELETE", "/api/v1/jobs/{}/keys", ROLE_SUBMIT, reportjob_keys_revoke},
     {"GET", "/api/v1/jobs/{}/commits/{}/log", ROLE_READ, commitlog_get},
+    {"POST", "/api/v1/jobs/{}/commits/{}/retry", ROLE_SUBMIT, retry_api},
     {"POST", "/api/v1/workers", ROLE_WORKER, workers_register},
     {"POST", "/api/v1/workers/{}/claim", ROLE_WORKER, workers_claim},
     {"POST", "/api/v1/tasks/{}/heartbeat", ROLE_WORKER, workers_heartbeat},

@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "patches.h"
+#include "retry.h"
 #include "server.h"
 #include "tmpl.h"
 #include "web.h"
@@ -46,6 +47,7 @@ const struct http_route web_routes[] = {
     {"GET", "/jobs/{}/cancel", ROLE_NONE, web_job_cancel_page},
     {"POST", "/jobs/{}/cancel", ROLE_NONE, web_job_cancel},
     {"POST", "/jobs/{}/rerun", ROLE_NONE, web_job_rerun},
+    {"POST", "/jobs/{}/commits/{}/retry", ROLE_NONE, retry_web},
     {"POST", "/jobs/{}/retest", ROLE_NONE, web_job_retest},
     {"GET", "/admin/repos", ROLE_NONE, web_admin_repos},
     {"POST", "/admin/repos", ROLE_NONE, web_admin_repos_create},

@@ -400,6 +400,14 @@ static json_t *job_context(PGconn *conn, long long job_id,
 		    range_json(job, info.range_lo, info.range_hi, final));
 	json_object_set_new(ctx, "notify", notify_text(job));
 	json_object_set_new(ctx, "times", times_json(job));
+	/* One commit can be retried while the job runs or once it is done
+	 * (retry.h); a compare job is re-tested as a whole. */
+	json_object_set_new(
+	    ctx, "can_retry",
+	    json_boolean(session->role >= ROLE_SUBMIT &&
+			 (strcmp(state, "running") == 0 ||
+			  strcmp(state, "done") == 0) &&
+			 !json_is_array(json_object_get(job, "revisions"))));
 	/* Runs of a machine the job moved away from are not in its plots
 	 * nor its numbers (issue 14): say so. */
 	json_object_set_new(
