@@ -33,11 +33,15 @@ WORKER_LIB_OBJ := $(filter-out $(BUILD)/worker/main.o,$(WORKER_OBJ))
 SERVER_LIB_OBJ := $(filter-out $(BUILD)/server/main.o,$(SERVER_OBJ))
 
 CLI_OBJ    := $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/*.c))
-PROGRAMS := bin/statbisect-server bin/statbisect-worker bin/statbisect-sim \
-            $(if $(wildcard cli/main.c),bin/statbisect)
+# The programs' directory: bin/, or bin-asan/ for the sanitizer build.
+BIN     := bin
+PROGRAMS := $(BIN)/statbisect-server $(BIN)/statbisect-worker \
+            $(BIN)/statbisect-sim \
+            $(if $(wildcard cli/main.c),$(BIN)/statbisect)
 
 .PHONY: all check limits unit integration contract run demo deps clean bench \
-        check-asan format format-check compare compare-self fuzz faults \
+        check-asan check-all check-sanitize format format-check compare \
+        compare-self fuzz faults \
         sqlplace
 
 all: $(PROGRAMS)
@@ -51,20 +55,20 @@ $(LIBSB): $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-bin/statbisect-server: $(SERVER_OBJ) $(LIBSB)
-	@mkdir -p bin
+$(BIN)/statbisect-server: $(SERVER_OBJ) $(LIBSB)
+	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-bin/statbisect-worker: $(WORKER_OBJ) $(LIBSB)
-	@mkdir -p bin
+$(BIN)/statbisect-worker: $(WORKER_OBJ) $(LIBSB)
+	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-bin/statbisect: $(CLI_OBJ) $(LIBSB)
-	@mkdir -p bin
+$(BIN)/statbisect: $(CLI_OBJ) $(LIBSB)
+	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-bin/statbisect-sim: $(SIM_OBJ) $(LIBSB)
-	@mkdir -p bin
+$(BIN)/statbisect-sim: $(SIM_OBJ) $(LIBSB)
+	@mkdir -p $(BIN)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/test_%: $(BUILD)/tests/unit/test_%.o $(WORKER_LIB_OBJ) \
@@ -117,7 +121,17 @@ contract: all
 	    /usr/bin/python3 ../shared/contract-check.py; \
 	else echo "contract: ../shared/contract-check.py not present, skipped"; fi
 
-check: deps
+ifeq ($(SANITIZE),1)
+# make check SANITIZE=1: the unit and integration suites against
+# AddressSanitizer and UndefinedBehaviorSanitizer builds of everything
+# (build-asan/, bin-asan/); a leak, an error or undefined behaviour in the
+# server, worker or CLI fails its test (the harness wants exit status 0).
+check: check-sanitize
+else
+check: check-all
+endif
+
+check-all: deps
 	$(MAKE) format-check
 	$(MAKE) all $(UNIT_TESTS)
 	bash scripts/run-unit $(UNIT_TESTS)
@@ -134,9 +148,17 @@ check: deps
 # in a build tree of their own.
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined \
               -fno-omit-frame-pointer
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+           LSAN_OPTIONS=suppressions=$(CURDIR)/tests/unit/lsan.supp:print_suppressions=0
 check-asan:
-	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/unit/lsan.supp:print_suppressions=0 \
-	    $(MAKE) BUILD=build-asan CFLAGS="$(ASAN_FLAGS)" unit
+	$(SAN_ENV) $(MAKE) BUILD=build-asan BIN=bin-asan CFLAGS="$(ASAN_FLAGS)" unit
+
+check-sanitize: deps
+	$(MAKE) BUILD=build-asan BIN=bin-asan CFLAGS="$(ASAN_FLAGS)" all
+	$(SAN_ENV) $(MAKE) BUILD=build-asan BIN=bin-asan CFLAGS="$(ASAN_FLAGS)" unit
+	$(SAN_ENV) STATBISECT_BIN_DIR=$(CURDIR)/bin-asan \
+	    /usr/bin/python3 tests/integration/run.py
 
 # Fuzzing (tests/fuzz/README.md): every parser that takes outside input,
 # under libFuzzer with AddressSanitizer and UndefinedBehaviorSanitizer, in
@@ -197,7 +219,7 @@ format-check:
 	done; exit $$bad
 
 clean:
-	rm -rf build build-asan build-fuzz bin
+	rm -rf build build-asan build-fuzz bin bin-asan
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 -include $(shell find $(FUZZ_BUILD) -name '*.d' 2>/dev/null)

@@ -1,6 +1,7 @@
 #include "db.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,10 @@
 
 static const char *db_conninfo;
 static _Thread_local PGconn *db_thread_conn;
+/* The same connection under a key whose destructor closes it when its
+ * thread ends (HTTP pool threads end when the daemon stops). */
+static pthread_key_t db_conn_key;
+static pthread_once_t db_conn_key_once = PTHREAD_ONCE_INIT;
 /* The SQLSTATE of this thread's last failure ("" for none known). */
 static _Thread_local char db_last_state[6];
 
@@ -63,6 +68,24 @@ static void session_setup(PGconn *conn)
 			  PQerrorMessage(conn));
 }
 
+static void close_at_thread_exit(void *conn)
+{
+	PQfinish(conn);
+}
+
+static void make_conn_key(void)
+{
+	pthread_key_create(&db_conn_key, close_at_thread_exit);
+}
+
+/* Makes `conn` this thread's connection, closed when the thread ends. */
+static void keep(PGconn *conn)
+{
+	pthread_once(&db_conn_key_once, make_conn_key);
+	db_thread_conn = conn;
+	pthread_setspecific(db_conn_key, conn);
+}
+
 PGconn *db_conn(void)
 {
 	if (db_thread_conn != NULL &&
@@ -75,15 +98,15 @@ PGconn *db_conn(void)
 			return db_thread_conn;
 		}
 		PQfinish(db_thread_conn);
-		db_thread_conn = NULL;
+		keep(NULL);
 	}
-	db_thread_conn = PQconnectdb(db_conninfo);
+	keep(PQconnectdb(db_conninfo));
 	if (PQstatus(db_thread_conn) != CONNECTION_OK) {
 		remember_failure("08006"); /* connection failure */
 		log_error("database connection failed: %s",
 			  PQerrorMessage(db_thread_conn));
 		PQfinish(db_thread_conn);
-		db_thread_conn = NULL;
+		keep(NULL);
 		return NULL;
 	}
 	session_setup(db_thread_conn);
@@ -93,7 +116,7 @@ PGconn *db_conn(void)
 void db_disconnect(void)
 {
 	PQfinish(db_thread_conn);
-	db_thread_conn = NULL;
+	keep(NULL);
 }
 
 PGresult *db_exec_state(PGconn *conn, const char *sql, int nparams,

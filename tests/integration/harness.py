@@ -14,6 +14,9 @@ import urllib.error
 import urllib.request
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# The programs under test: bin/, or a sanitizer build's (make check
+# SANITIZE=1 sets STATBISECT_BIN_DIR=bin-asan).
+BIN_DIR = os.environ.get("STATBISECT_BIN_DIR") or os.path.join(ROOT, "bin")
 ADMIN = "integration-admin-token-0123456789"
 
 # A small C benchmark: its mean comes from the file `mean` at build time,
@@ -192,7 +195,7 @@ class Service:
         self.url = "http://127.0.0.1:%d" % self.port
         self.mail = os.path.join(root, name + "-mail")
         self.procs = []
-        args = [server_bin or os.path.join(ROOT, "bin/statbisect-server"),
+        args = [server_bin or os.path.join(BIN_DIR, "statbisect-server"),
                 "--db", self.conninfo,
                 "--listen", "127.0.0.1:%d" % self.port, "--mail-dir", self.mail,
                 "--data-dir", os.path.join(root, name + "-data")]
@@ -240,7 +243,7 @@ class Service:
 
     def start_worker(self, name="box-1", env=None):
         """Starts a worker; `env` adds to (or overrides) the environment."""
-        return self._spawn([os.path.join(ROOT, "bin/statbisect-worker"), "--server", self.url,
+        return self._spawn([os.path.join(BIN_DIR, "statbisect-worker"), "--server", self.url,
                             "--token", self.worker_token, "--work-dir",
                             os.path.join(self.root, self.name + "-" + name),
                             "--name", name], self.name + "-worker.log",

@@ -10,7 +10,7 @@ import harness
 from harness import bench_repo, check, eq, test
 
 P = "cli-"
-BIN = os.path.join(harness.ROOT, "bin", "statbisect")
+BIN = os.path.join(harness.BIN_DIR, "statbisect")
 PROGRESS = re.compile(r"^job (\d+): (queued|running), (\d+) commits? tested, (\d+) runs?, "
                       r"range [0-9a-f]{12}\.\.[0-9a-f]{12}( \(\d+ commits?\))?"
                       r"(; confirming with fresh runs|; a culprit is found, now checking "

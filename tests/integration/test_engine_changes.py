@@ -13,7 +13,7 @@ from harness import bench_repo, check, eq, test
 from test_web import Browser
 
 P = "engine-changes-"
-BIN = os.path.join(harness.ROOT, "bin", "statbisect")
+BIN = os.path.join(harness.BIN_DIR, "statbisect")
 
 
 def submit_and_wait(svc, repo_name, testcase, good, bad):

@@ -12,7 +12,7 @@ import os
 import subprocess
 import time
 
-from harness import AREAS, BENCH_C, BUILD_SH, ROOT, Repo, Service, check, eq, test
+from harness import AREAS, BENCH_C, BIN_DIR, BUILD_SH, Repo, Service, check, eq, test
 from test_web import Browser
 
 OWNER = __name__
@@ -331,7 +331,7 @@ def bad_watches_are_refused_with_field_errors(env):
 
 
 def cli(svc, token, *args):
-    r = subprocess.run([os.path.join(ROOT, "bin/statbisect"), "watch"] + list(args) +
+    r = subprocess.run([os.path.join(BIN_DIR, "statbisect"), "watch"] + list(args) +
                        ["--server", svc.url, "--token", token],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return r.returncode, r.stdout, r.stderr
