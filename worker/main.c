@@ -263,9 +263,11 @@ static void usage(FILE *out)
 		"           [--build-cache-max SIZE (bytes, or with K, M, G"
 		" or T; 10G)]\n"
 		"           [--containment auto|cgroup|sweep]\n"
-		"environment: STATBISECT_SERVER, STATBISECT_TOKEN,"
-		" STATBISECT_BUILD_CACHE_MAX,\n"
-		"  STATBISECT_CONTAINMENT\n");
+		"Each option is also the environment variable STATBISECT_"
+		" and its name\n"
+		"in capitals with '_' for '-' (--work-dir:"
+		" STATBISECT_WORK_DIR); an option\n"
+		"given wins over the environment.\n");
 }
 
 /*
@@ -318,7 +320,13 @@ int main(int argc, char **argv)
 
 	w.server = getenv("STATBISECT_SERVER");
 	w.token = getenv("STATBISECT_TOKEN");
-	w.group = "default";
+	w.work_dir = getenv("STATBISECT_WORK_DIR");
+	w.name = getenv("STATBISECT_NAME");
+	w.group = getenv("STATBISECT_GROUP");
+	if (w.group == NULL || w.group[0] == '\0')
+		w.group = "default";
+	if (getenv("STATBISECT_POLL") != NULL)
+		poll_s = atof(getenv("STATBISECT_POLL"));
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
@@ -367,7 +375,7 @@ int main(int argc, char **argv)
 			cache_max);
 		return 2;
 	}
-	if (w.name == NULL) {
+	if (w.name == NULL || w.name[0] == '\0') {
 		gethostname(host, sizeof(host) - 1);
 		w.name = host;
 	}
