@@ -95,3 +95,16 @@ char *server_share_dir_default(void)
 	}
 	return strdup(".");
 }
+
+char *server_share_path(const char *relative)
+{
+	char *share = NULL, *path = NULL;
+	const char *dir = server_config.share_dir;
+
+	if (dir == NULL && (share = server_share_dir_default()) == NULL)
+		return NULL;
+	if (asprintf(&path, "%s/%s", dir != NULL ? dir : share, relative) < 0)
+		path = NULL;
+	free(share);
+	return path;
+}

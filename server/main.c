@@ -538,6 +538,7 @@ int main(int argc, char **argv)
 	if (services_start(&services, &opts, &limits, host, port) < 0)
 		goto out;
 	log_listening(host, port);
+	log_info("web files and migrations from %s", server_config.share_dir);
 	sigwait(&signals, &sig);
 	log_info("signal %d: stopping", sig);
 	status = 0;

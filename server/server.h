@@ -47,6 +47,10 @@ int server_job_limits_from_env(void);
  */
 char *server_share_dir_default(void);
 
+/* "<share dir>/<relative>" (server_config.share_dir, or the default
+ * above while it is not set), malloc'd; NULL when out of memory. */
+char *server_share_path(const char *relative);
+
 /* The option `option` ("--max-jobs-per-hour" or "--max-open-jobs") with
  * `text` into server_config; -1 (said on stderr) as above. */
 int server_job_limit_option(const char *option, const char *text);

@@ -113,18 +113,11 @@ out:
 
 static void web_init(void)
 {
-	char *share = NULL, path[PATH_MAX + 128];
+	char path[PATH_MAX + 128];
 	struct dirent *entry;
 	DIR *d;
 
-	if (server_config.share_dir == NULL)
-		share = server_share_dir_default();
-	if (asprintf(&web.dir, "%s/web",
-		     server_config.share_dir != NULL ? server_config.share_dir
-		     : share != NULL		     ? share
-						     : ".") < 0)
-		web.dir = NULL;
-	free(share);
+	web.dir = server_share_path("web");
 	if (web.dir == NULL) {
 		log_error("web: out of memory");
 		return;
