@@ -41,8 +41,7 @@ PROGRAMS := $(BIN)/statbisect-server $(BIN)/statbisect-worker \
 
 .PHONY: all check limits unit integration contract run demo deps clean bench \
         check-asan check-all check-sanitize format format-check compare \
-        compare-self fuzz faults \
-        sqlplace
+        compare-self fuzz faults sqlplace install
 
 all: $(PROGRAMS)
 
@@ -217,6 +216,40 @@ format-check:
 	        { echo "format-check: $$f differs from .clang-format" \
 	               "(run make format)"; bad=1; }; \
 	done; exit $$bad
+
+# `make install PREFIX=/usr DESTDIR=/tmp/pkg` (docs/OPERATIONS.md): the
+# programs in PREFIX/bin, the migrations and the web files in
+# PREFIX/share/statbisect, where the server finds them from its own place
+# (server_share_dir_default), the systemd units with ExecStart in BINDIR,
+# and example environment files in SYSCONFDIR/statbisect unless there are
+# files there already.
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+SHAREDIR   ?= $(PREFIX)/share/statbisect
+DOCDIR     ?= $(PREFIX)/share/doc/statbisect
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SHAREDIR)/sql \
+	    $(DESTDIR)$(SHAREDIR)/web/templates $(DESTDIR)$(SHAREDIR)/web/static \
+	    $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/statbisect \
+	    $(DESTDIR)$(DOCDIR)
+	install -m 755 $(PROGRAMS) $(DESTDIR)$(BINDIR)
+	install -m 644 sql/*.sql $(DESTDIR)$(SHAREDIR)/sql
+	install -m 644 web/openapi.yaml $(DESTDIR)$(SHAREDIR)/web
+	install -m 644 web/templates/*.html $(DESTDIR)$(SHAREDIR)/web/templates
+	install -m 644 web/static/* $(DESTDIR)$(SHAREDIR)/web/static
+	install -m 644 docs/OPERATIONS.md $(DESTDIR)$(DOCDIR)
+	for u in statbisect-server statbisect-worker; do \
+	    sed 's|/usr/local/bin/|$(BINDIR)/|; s|/usr/local/share/|$(PREFIX)/share/|; s|/etc/statbisect/|$(SYSCONFDIR)/statbisect/|' \
+	        etc/$$u.service > $(DESTDIR)$(UNITDIR)/$$u.service && \
+	    chmod 644 $(DESTDIR)$(UNITDIR)/$$u.service || exit 1; \
+	done
+	for e in server worker; do \
+	    f=$(DESTDIR)$(SYSCONFDIR)/statbisect/$$e.env; \
+	    [ -e $$f ] || install -m 640 etc/$$e.env $$f || exit 1; \
+	done
 
 clean:
 	rm -rf build build-asan build-fuzz bin bin-asan

@@ -18,28 +18,11 @@
 
 #define API_MORE_OPENAPI_MAX (1024 * 1024)
 
-/* <dir of this program>/../web/openapi.yaml, malloc'd. */
-static char *openapi_path(void)
-{
-	char exe[PATH_MAX], *slash, *path = NULL;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return strdup("web/openapi.yaml");
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash != NULL)
-		*slash = '\0';
-	if (asprintf(&path, "%s/../web/openapi.yaml", exe) < 0)
-		return NULL;
-	return path;
-}
-
 /* GET /api/v1/openapi.yaml */
 static void api_more_openapi(struct http_response *res,
 			     struct http_request *req)
 {
-	char *path = openapi_path(), *text = NULL;
+	char *path = server_share_path("web/openapi.yaml"), *text = NULL;
 	size_t len = 0;
 	FILE *f = NULL;
 

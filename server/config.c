@@ -2,9 +2,12 @@
  * and read-only afterwards; in a file of its own so that unit tests can
  * link the server's modules without its main(). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "server.h"
 
@@ -55,4 +58,53 @@ int server_job_limit_option(const char *option, const char *text)
 			     ? &server_config.max_open_jobs
 			     : &server_config.max_jobs_per_hour,
 			 text, option);
+}
+
+/* Whether `dir` holds web/templates and sql, the files the server reads. */
+static bool share_dir_complete(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/web/templates", dir);
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+		return false;
+	snprintf(path, sizeof(path), "%s/sql", dir);
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+char *server_share_dir_default(void)
+{
+	static const char *const beside[] = {"/../share/statbisect", "/.."};
+	char exe[PATH_MAX], *slash, *dir;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t i;
+
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash != NULL)
+			*slash = '\0';
+		for (i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
+			if (asprintf(&dir, "%s%s", exe, beside[i]) < 0)
+				return NULL;
+			if (share_dir_complete(dir))
+				return dir;
+			free(dir);
+		}
+	}
+	return strdup(".");
+}
+
+char *server_share_path(const char *relative)
+{
+	char *share = NULL, *path = NULL;
+	const char *dir = server_config.share_dir;
+
+	if (dir == NULL && (share = server_share_dir_default()) == NULL)
+		return NULL;
+	if (asprintf(&path, "%s/%s", dir != NULL ? dir : share, relative) < 0)
+		path = NULL;
+	free(share);
+	return path;
 }

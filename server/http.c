@@ -14,6 +14,7 @@
 #include "db.h"
 #include "id.h"
 #include "log.h"
+#include "reqcount.h"
 #include "tokens.h"
 #include "url.h"
 
@@ -22,6 +23,7 @@ struct http_server {
 	const struct http_route *routes;
 	const char *admin_token;
 	struct connlimit *connections;
+	struct reqcount *counts; /* http_counts */
 };
 
 /* Per-request state kept by libmicrohttpd between calls. */
@@ -330,14 +332,19 @@ static void layer_error(struct http_response *res, const char *path,
 	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
 	if (page_error != NULL && strncmp(path, "/api/", 5) != 0 &&
-	    strcmp(path, "/api") != 0 && strcmp(path, "/healthz") != 0)
+	    strcmp(path, "/api") != 0 && strcmp(path, "/healthz") != 0 &&
+	    strcmp(path, "/metrics") != 0)
 		page_error(res, status, message);
 	else
 		http_error(res, status, code, "%s", message);
 }
 
-static void dispatch(struct http_server *server, struct http_response *res,
-		     struct http_request *req, const char *auth)
+/* Answers the request in `res`; returns its route, or NULL when none
+ * matched. */
+static const struct http_route *dispatch(struct http_server *server,
+					 struct http_response *res,
+					 struct http_request *req,
+					 const char *auth)
 {
 	char buf[1024];
 	const struct http_route *route;
@@ -353,35 +360,60 @@ static void dispatch(struct http_server *server, struct http_response *res,
 		else
 			layer_error(res, req->path, 404, "not_found",
 				    "no route %s %s", req->method, req->path);
-		return;
+		return NULL;
 	}
 	if (route->role != ROLE_NONE) {
 		if (authenticate(server, req, auth) < 0) {
 			http_error(res, 503, "unavailable",
 				   "the database is unavailable");
-			return;
+			return route;
 		}
 		if (req->role == ROLE_NONE && auth != NULL &&
 		    strncmp(auth, "Bearer ", 7) == 0) {
 			http_error(res, 401, "unauthorized",
 				   "token refused: it is unknown or revoked");
-			return;
+			return route;
 		}
 		if (req->role == ROLE_NONE) {
 			http_error(res, 401, "unauthorized",
 				   "a valid 'Authorization: Bearer TOKEN' "
 				   "header is required");
-			return;
+			return route;
 		}
 		if (!role_allows(req->role, route->role)) {
 			http_error(res, 403, "forbidden",
 				   "this needs the %s role; the token has %s",
 				   http_role_name(route->role),
 				   http_role_name(req->role));
-			return;
+			return route;
 		}
 	}
 	route->handler(res, req);
+	return route;
+}
+
+/* The method as a label: the route's, or for a request that matched no
+ * route one of the usual methods or "other", so that no client can make
+ * the counts grow without bound. */
+static const char *count_method(const struct http_route *route,
+				const char *method)
+{
+	static const char *const usual[] = {"GET",    "HEAD",  "POST",	 "PUT",
+					    "DELETE", "PATCH", "OPTIONS"};
+	size_t i;
+
+	if (route != NULL)
+		return route->method;
+	for (i = 0; i < sizeof(usual) / sizeof(usual[0]); i++)
+		if (strcmp(method, usual[i]) == 0)
+			return usual[i];
+	return "other";
+}
+
+int http_counts(struct http_server *server, struct http_count **out,
+		size_t *count)
+{
+	return reqcount_snapshot(server->counts, out, count);
 }
 
 static enum MHD_Result send_response(struct MHD_Connection *connection,
@@ -496,6 +528,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 	struct request_ctx *ctx = *con_cls;
 	struct http_response res = {0};
 	struct http_request req = {0};
+	const struct http_route *route = NULL;
+	char buf[1024];
+	bool path_known;
 
 	(void)version;
 	if (ctx == NULL) {
@@ -532,14 +567,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 	req.body = ctx->body;
 	req.body_len = ctx->len;
 	req.connection = connection;
-	if (ctx->too_large)
+	req.server = server;
+	if (ctx->too_large) {
 		too_large(&res, url);
-	else
-		dispatch(server, &res, &req,
-			 MHD_lookup_connection_value(
-			     connection, MHD_HEADER_KIND, "Authorization"));
+		route = http_route_find(server->routes, method, url, buf,
+					sizeof(buf), req.params, &path_known);
+	} else {
+		route = dispatch(server, &res, &req,
+				 MHD_lookup_connection_value(connection,
+							     MHD_HEADER_KIND,
+							     "Authorization"));
+	}
 	if (res.body == NULL)
 		http_error(&res, 500, "internal", "no response");
+	reqcount_add(server->counts, count_method(route, method),
+		     route != NULL ? route->pattern : NULL, res.status);
 	return send_response(connection, &res);
 }
 
@@ -580,16 +622,23 @@ struct http_server *http_start(const char *host, unsigned port,
 		set.connections_per_address_max = set.connections_max;
 	server->routes = routes;
 	server->admin_token = admin_token;
+	server->counts = reqcount_new();
+	if (server->counts == NULL) {
+		free(server);
+		return NULL;
+	}
 	memset(&addr, 0, sizeof(addr));
 	addr.sin_family = AF_INET;
 	addr.sin_port = htons((uint16_t)port);
 	if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
 		log_error("cannot listen on '%s': not an IPv4 address", host);
+		reqcount_free(server->counts);
 		free(server);
 		return NULL;
 	}
 	if (connlimit_new(&server->connections, set.connections_max,
 			  set.connections_per_address_max) < 0) {
+		reqcount_free(server->counts);
 		free(server);
 		return NULL;
 	}
@@ -612,6 +661,7 @@ struct http_server *http_start(const char *host, unsigned port,
 	if (server->daemon == NULL) {
 		log_error("cannot listen on %s:%u", host, port);
 		connlimit_free(server->connections);
+		reqcount_free(server->counts);
 		free(server);
 		return NULL;
 	}
@@ -624,5 +674,6 @@ void http_stop(struct http_server *server)
 		return;
 	MHD_stop_daemon(server->daemon);
 	connlimit_free(server->connections);
+	reqcount_free(server->counts);
 	free(server);
 }

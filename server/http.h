@@ -31,7 +31,8 @@ struct http_request {
 	size_t body_len;
 	void *connection; /* struct MHD_Connection, for http_query() */
 	enum http_role role;
-	long long token_id; /* 0 for the bootstrap admin token */
+	long long token_id;	    /* 0 for the bootstrap admin token */
+	struct http_server *server; /* the server answering it */
 };
 
 struct http_response {
@@ -56,6 +57,27 @@ struct http_route {
 };
 
 struct http_server;
+
+/*
+ * How many requests of `method` were answered `status` on `route` (the
+ * pattern of the route table, "/api/v1/jobs/{}"; NULL for a request
+ * that matched no route, whose method is then "other" unless it is one
+ * of the usual seven), since the server started.
+ */
+struct http_count {
+	const char *method;
+	const char *route;
+	unsigned status;
+	unsigned long long count;
+};
+
+/*
+ * A copy of the server's request counts: *out (malloc'd, the caller
+ * frees it; its strings are the route table's) holds *count entries in
+ * the order they were first seen.  -1 when out of memory.
+ */
+int http_counts(struct http_server *server, struct http_count **out,
+		size_t *count);
 
 /* Defaults of struct http_limits (--max-connections and so on). */
 #define HTTP_CONNECTIONS_MAX_DEFAULT 1000u

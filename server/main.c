@@ -31,23 +31,20 @@ static void usage(FILE *out)
 	    out,
 	    "usage: statbisect-server --db CONNINFO --listen HOST:PORT\n"
 	    "           [--mail-dir DIR] [--smtp-url URL] [--data-dir DIR]\n"
-	    "           [--sql-dir DIR] [--base-url URL] [--threads N]\n"
-	    "           [--lease-seconds N] [--smtp-retry-max SECONDS]\n"
+	    "           [--share-dir DIR] [--sql-dir DIR] [--base-url URL]\n"
+	    "           [--threads N] [--lease-seconds N]\n"
+	    "           [--smtp-retry-max SECONDS] [--mail-from FROM]\n"
+	    "           [--admin-token TOKEN] [--metrics-open]\n"
 	    "           [--max-connections N] [--max-connections-per-ip N]\n"
 	    "           [--connection-timeout SECONDS]\n"
 	    "           [--inbox MAILDIR] [--inbox-timeout SECONDS]\n"
 	    "           [--max-jobs-per-hour N] [--max-open-jobs N]\n"
 	    "           [--machine-timeout SECONDS]\n"
-	    "environment: STATBISECT_DB, STATBISECT_LISTEN,"
-	    " STATBISECT_SMTP_URL,\n"
-	    "  STATBISECT_MAIL_FROM, STATBISECT_ADMIN_TOKEN,"
-	    " STATBISECT_BASE_URL,\n"
-	    "  STATBISECT_SMTP_RETRY_MAX, STATBISECT_MAX_CONNECTIONS,\n"
-	    "  STATBISECT_MAX_CONNECTIONS_PER_IP,"
-	    " STATBISECT_CONNECTION_TIMEOUT,\n"
-	    "  STATBISECT_INBOX, STATBISECT_INBOX_TIMEOUT,\n"
-	    "  STATBISECT_MAX_JOBS_PER_HOUR, STATBISECT_MAX_OPEN_JOBS,\n"
-	    "  STATBISECT_MACHINE_TIMEOUT\n");
+	    "Each option is also the environment variable STATBISECT_ and\n"
+	    "its name in capitals with '_' for '-' (--max-open-jobs:\n"
+	    "STATBISECT_MAX_OPEN_JOBS; --metrics-open: "
+	    "STATBISECT_METRICS_OPEN\n"
+	    "set to 1); an option given wins over the environment.\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -57,21 +54,22 @@ static const char *env_or(const char *name, const char *fallback)
 	return v != NULL && v[0] != '\0' ? v : fallback;
 }
 
-/* The sql/ directory beside the bin/ directory holding this program. */
-static char *default_sql_dir(void)
+/* STATBISECT_METRICS_OPEN: "1", "true" or "yes" open /metrics, "0",
+ * "false", "no" or nothing keep it for tokens; -1 for anything else. */
+static int metrics_open_from_env(bool *out)
 {
-	char exe[PATH_MAX], *slash, *dir = NULL;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *v = env_or("STATBISECT_METRICS_OPEN", "0");
 
-	if (n <= 0)
-		return strdup("sql");
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (slash != NULL)
-		*slash = '\0';
-	if (asprintf(&dir, "%s/../sql", exe) < 0)
-		return NULL;
-	return dir;
+	*out = strcmp(v, "1") == 0 || strcmp(v, "true") == 0 ||
+	       strcmp(v, "yes") == 0;
+	if (*out || strcmp(v, "0") == 0 || strcmp(v, "false") == 0 ||
+	    strcmp(v, "no") == 0)
+		return 0;
+	fprintf(stderr,
+		"statbisect-server: STATBISECT_METRICS_OPEN takes 1 or 0, "
+		"not '%s'\n",
+		v);
+	return -1;
 }
 
 static char *plain_address(const char *from)
@@ -148,8 +146,8 @@ static int connect_and_migrate(const char *sql_dir)
 
 /* What the command line and the environment ask of the server. */
 struct options {
-	const char *db, *listen, *base_url;
-	char *sql_dir;
+	const char *db, *listen, *base_url, *admin_token;
+	char *sql_dir, *share_dir;
 	const char *limits_given[3]; /* connections, per address, timeout */
 	unsigned threads;
 	const char *inbox;	     /* the Maildir of patch series, or NULL */
@@ -178,6 +176,10 @@ static const struct option long_options[] = {
     {"max-jobs-per-hour", required_argument, NULL, 'J'},
     {"max-open-jobs", required_argument, NULL, 'O'},
     {"machine-timeout", required_argument, NULL, 'M'},
+    {"share-dir", required_argument, NULL, 'S'},
+    {"mail-from", required_argument, NULL, 'F'},
+    {"admin-token", required_argument, NULL, 'A'},
+    {"metrics-open", no_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -189,15 +191,21 @@ static void options_defaults(struct options *opts)
 	opts->db = env_or("STATBISECT_DB", NULL);
 	opts->listen = env_or("STATBISECT_LISTEN", "127.0.0.1:8080");
 	opts->base_url = env_or("STATBISECT_BASE_URL", NULL);
-	opts->threads = 4;
+	opts->admin_token = env_or("STATBISECT_ADMIN_TOKEN", NULL);
+	opts->threads = (unsigned)atoi(env_or("STATBISECT_THREADS", "4"));
 	opts->inbox = env_or("STATBISECT_INBOX", NULL);
 	opts->inbox_timeout = env_or("STATBISECT_INBOX_TIMEOUT", NULL);
-	server_config.data_dir = "var/data";
-	server_config.mail_dir = "var/mail";
+	if (env_or("STATBISECT_SQL_DIR", NULL) != NULL)
+		opts->sql_dir = strdup(env_or("STATBISECT_SQL_DIR", NULL));
+	if (env_or("STATBISECT_SHARE_DIR", NULL) != NULL)
+		opts->share_dir = strdup(env_or("STATBISECT_SHARE_DIR", NULL));
+	server_config.data_dir = env_or("STATBISECT_DATA_DIR", "var/data");
+	server_config.mail_dir = env_or("STATBISECT_MAIL_DIR", "var/mail");
 	server_config.smtp_url = env_or("STATBISECT_SMTP_URL", NULL);
 	server_config.mail_from = env_or(
 	    "STATBISECT_MAIL_FROM", "statbisect robot <statbisect@localhost>");
-	server_config.lease_seconds = 60;
+	server_config.lease_seconds =
+	    (unsigned)atoi(env_or("STATBISECT_LEASE_SECONDS", "60"));
 	opts->machine_timeout = env_or("STATBISECT_MACHINE_TIMEOUT", "120");
 	server_config.smtp_retry_max =
 	    (unsigned)atoi(env_or("STATBISECT_SMTP_RETRY_MAX", "3600"));
@@ -262,6 +270,19 @@ static bool option_take(struct options *opts, int opt, char *arg)
 	case 'M':
 		opts->machine_timeout = arg;
 		break;
+	case 'S':
+		free(opts->share_dir);
+		opts->share_dir = strdup(arg);
+		break;
+	case 'F':
+		server_config.mail_from = arg;
+		break;
+	case 'A':
+		opts->admin_token = arg;
+		break;
+	case 'o':
+		server_config.metrics_open = true;
+		break;
 	default:
 		return false;
 	}
@@ -278,6 +299,8 @@ static int options_parse(struct options *opts, int argc, char **argv)
 	int opt;
 
 	options_defaults(opts);
+	if (metrics_open_from_env(&server_config.metrics_open) < 0)
+		return 2;
 	while ((opt = getopt_long(argc, argv, "h", long_options, NULL)) !=
 	       -1) {
 		if (opt == 'h') {
@@ -385,8 +408,14 @@ static int config_complete(struct options *opts, const char *host,
 			server_config.mail_from);
 		return -1;
 	}
-	if (opts->sql_dir == NULL)
-		opts->sql_dir = default_sql_dir();
+	if (opts->share_dir == NULL)
+		opts->share_dir = server_share_dir_default();
+	server_config.share_dir = opts->share_dir;
+	if (opts->sql_dir == NULL && opts->share_dir != NULL &&
+	    asprintf(&opts->sql_dir, "%s/sql", opts->share_dir) < 0)
+		opts->sql_dir = NULL;
+	if (opts->sql_dir == NULL || opts->share_dir == NULL)
+		return -1;
 	if (asprintf(&repos, "%s/repos", server_config.data_dir) < 0)
 		return -1;
 	mkdir(server_config.data_dir, 0755);
@@ -433,7 +462,7 @@ static int services_start(struct services *out, const struct options *opts,
 	if (out->routes == NULL)
 		return -1;
 	out->http = http_start(host, port, opts->threads, limits, out->routes,
-			       env_or("STATBISECT_ADMIN_TOKEN", NULL));
+			       opts->admin_token);
 	if (out->http == NULL)
 		return -1;
 	out->mailer = mailer_start();
@@ -509,6 +538,7 @@ int main(int argc, char **argv)
 	if (services_start(&services, &opts, &limits, host, port) < 0)
 		goto out;
 	log_listening(host, port);
+	log_info("web files and migrations from %s", server_config.share_dir);
 	sigwait(&signals, &sig);
 	log_info("signal %d: stopping", sig);
 	status = 0;
@@ -521,5 +551,6 @@ out_options:
 	free(host);
 	free(url);
 	free(opts.sql_dir);
+	free(opts.share_dir);
 	return status;
 }

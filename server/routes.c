@@ -4,6 +4,7 @@
 #include "commitlog.h"
 #include "compare.h"
 #include "inbox.h"
+#include "metrics.h"
 #include "rechecks.h"
 #include "reportjob.h"
 #include "repos.h"
@@ -17,6 +18,7 @@
 /* The core contract routes; the route tables of other files follow. */
 static const struct http_route core_routes[] = {
     {"GET", "/healthz", ROLE_NONE, api_healthz},
+    {"GET", "/metrics", ROLE_READ, metrics_get},
     {"POST", "/api/v1/tokens", ROLE_ADMIN, tokens_api_create},
     {"POST", "/api/v1/repos", ROLE_ADMIN, repos_api_create},
     {"POST", "/api/v1/testcases", ROLE_ADMIN, testcases_api_create},
@@ -57,5 +59,11 @@ struct http_route *server_routes(void)
 	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
 		for (i = 0; tables[t][i].method != NULL; i++)
 			all[n++] = tables[t][i];
+	/* --metrics-open: the figures for anyone (a scraper without a
+	 * token on a trusted network). */
+	for (i = 0; i < n; i++)
+		if (all[i].handler == metrics_get &&
+		    server_config.metrics_open)
+			all[i].role = ROLE_NONE;
 	return all;
 }

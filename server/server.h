@@ -5,10 +5,13 @@
 #define STATBISECT_SERVER_H
 
 #include <libpq-fe.h>
+#include <stdbool.h>
 
 #include "http.h"
 
 struct server_config {
+	const char *share_dir;	       /* holds web/ and sql/ */
+	bool metrics_open;	       /* GET /metrics without a token */
 	const char *data_dir;	       /* mirrors live in data_dir/repos */
 	const char *base_url;	       /* how people reach this server */
 	const char *mail_dir;	       /* Maildir for reports without SMTP */
@@ -35,6 +38,18 @@ extern struct server_config server_config;
  * one is not a number from 0 to 1000000.
  */
 int server_job_limits_from_env(void);
+
+/*
+ * config.c: where web/ and sql/ are when --share-dir does not say: the
+ * installed layout's share/statbisect beside the program's bin/
+ * directory, else the directory above bin/ (a build tree), else ".".
+ * Malloc'd; NULL when out of memory.
+ */
+char *server_share_dir_default(void);
+
+/* "<share dir>/<relative>" (server_config.share_dir, or the default
+ * above while it is not set), malloc'd; NULL when out of memory. */
+char *server_share_path(const char *relative);
 
 /* The option `option` ("--max-jobs-per-hour" or "--max-open-jobs") with
  * `text` into server_config; -1 (said on stderr) as above. */

@@ -1,6 +1,7 @@
 /*
  * The web UI: server-rendered pages from web/templates, static files from
- * web/static, both found beside the bin/ directory of this program.  Pages
+ * web/static, both in the share directory (--share-dir, or found from
+ * where this program is: server_share_dir_default).  Pages
  * reach the data through the same service functions as the REST handlers
  * (jobs.c, tokens.c, workers_list_json, ...), so the UI and the API show
  * the same thing; every page answer carries a Content Security Policy
@@ -80,7 +81,7 @@ struct web_template {
 
 static struct {
 	pthread_once_t once;
-	char *dir; /* <dir of the program>/../web */
+	char *dir; /* <share dir>/web (server_config.share_dir) */
 	struct web_template templates[WEB_MAX_TEMPLATES];
 	size_t count;
 } web = {PTHREAD_ONCE_INIT, NULL, {{{0}, NULL}}, 0};
@@ -114,20 +115,15 @@ out:
 
 static void web_init(void)
 {
-	char exe[PATH_MAX], *slash, *dir = NULL, path[PATH_MAX + 128];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char path[PATH_MAX + 128];
 	struct dirent *entry;
 	DIR *d;
 
-	if (n > 0) {
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash != NULL)
-			*slash = '\0';
-		if (asprintf(&dir, "%s/../web", exe) < 0)
-			dir = NULL;
+	web.dir = server_share_path("web");
+	if (web.dir == NULL) {
+		log_error("web: out of memory");
+		return;
 	}
-	web.dir = dir != NULL ? dir : strdup("web");
 	snprintf(path, sizeof(path), "%s/templates", web.dir);
 	d = opendir(path);
 	if (d == NULL) {

@@ -25,6 +25,14 @@
 
 static volatile sig_atomic_t stop_requested;
 
+/* The environment variable `name`, NULL when unset or empty. */
+static const char *env_get(const char *name)
+{
+	const char *value = getenv(name);
+
+	return value != NULL && value[0] != '\0' ? value : NULL;
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -263,9 +271,11 @@ static void usage(FILE *out)
 		"           [--build-cache-max SIZE (bytes, or with K, M, G"
 		" or T; 10G)]\n"
 		"           [--containment auto|cgroup|sweep]\n"
-		"environment: STATBISECT_SERVER, STATBISECT_TOKEN,"
-		" STATBISECT_BUILD_CACHE_MAX,\n"
-		"  STATBISECT_CONTAINMENT\n");
+		"Each option is also the environment variable STATBISECT_"
+		" and its name\n"
+		"in capitals with '_' for '-' (--work-dir:"
+		" STATBISECT_WORK_DIR); an option\n"
+		"given wins over the environment.\n");
 }
 
 /*
@@ -312,13 +322,19 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	char host[256] = "worker", path[128];
 	double poll_s = 1.0;
-	const char *cache_max = getenv("STATBISECT_BUILD_CACHE_MAX");
-	const char *containment = getenv("STATBISECT_CONTAINMENT");
+	const char *cache_max = env_get("STATBISECT_BUILD_CACHE_MAX");
+	const char *containment = env_get("STATBISECT_CONTAINMENT");
 	int opt;
 
-	w.server = getenv("STATBISECT_SERVER");
-	w.token = getenv("STATBISECT_TOKEN");
-	w.group = "default";
+	w.server = env_get("STATBISECT_SERVER");
+	w.token = env_get("STATBISECT_TOKEN");
+	w.work_dir = env_get("STATBISECT_WORK_DIR");
+	w.name = env_get("STATBISECT_NAME");
+	w.group = env_get("STATBISECT_GROUP");
+	if (w.group == NULL)
+		w.group = "default";
+	if (env_get("STATBISECT_POLL") != NULL)
+		poll_s = atof(env_get("STATBISECT_POLL"));
 	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
 		switch (opt) {
 		case 's':
