@@ -15,6 +15,7 @@
 #include "rowselect.h"
 #include "stats.h"
 #include "strbuf.h"
+#include "url.h"
 #include "utf8.h"
 
 /* ---- text from outside ------------------------------------------------ */
@@ -428,13 +429,33 @@ static int clean_params(struct build *b)
 	return 0;
 }
 
-/* "git clone URL REPO && cd REPO && git checkout SHA", cleaned. */
+/* The benchmark's lines of the reproduce section: its clone at the job's
+ * bench commit beside the tree, then the variable the commands read. */
+static void bench_lines(struct strbuf *cmd, const struct report_job *job)
+{
+	char *url = NULL;
+
+	if (job->bench_repo == NULL || job->bench_commit == NULL ||
+	    url_redact(&url, job->bench_repo) < 0)
+		return;
+	strbuf_append(cmd, "git clone ");
+	strbuf_shell_quote(cmd, url);
+	strbuf_printf(cmd,
+		      " bench && git -C bench checkout %s\n"
+		      "export STATBISECT_BENCH_DIR=$PWD/bench\n",
+		      job->bench_commit);
+	free(url);
+}
+
+/* "git clone URL REPO && cd REPO && git checkout SHA", cleaned, after the
+ * benchmark's lines when the testcase has a benchmark repository. */
 static char *checkout_command(const struct report_job *job, const char *sha)
 {
 	struct strbuf cmd = STRBUF_INIT;
 	const char *repo = job->repo != NULL ? job->repo : "";
 	char *text = NULL, *clean;
 
+	bench_lines(&cmd, job);
 	strbuf_append(&cmd, "git clone ");
 	strbuf_shell_quote(&cmd, job->repo_url != NULL ? job->repo_url : "");
 	strbuf_printf(&cmd, " %s && cd %s && git checkout %s", repo, repo,

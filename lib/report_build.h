@@ -118,6 +118,9 @@ struct report_job {
 	bool branch_watched; /* a watched branch's name (watcher.h) */
 	const char *testcase, *kpi;
 	const char *build, *run; /* commands; build may be NULL or "" */
+	/* The testcase's benchmark repository (any password in it is masked
+	 * in the report) and the commit of it the job ran, or NULL. */
+	const char *bench_repo, *bench_commit;
 	const char *machine; /* of a worker that ran the culprit, or NULL */
 	const struct report_param *params; /* values as text */
 	size_t param_count;

@@ -216,7 +216,7 @@ static const char job_get_sql[] =
     STORE_TIMESTAMP("j.finished_at") ","
     " j.notify, t.kpi, t.higher_is_better, j.culprits, j.confidence,"
     " j.change_ci95_lo, j.change_ci95_hi, coalesce(j.runs_min, 0),"
-    " coalesce(j.runs_max, 0)"
+    " coalesce(j.runs_max, 0), t.bench_repo, t.bench_rev, j.bench_sha"
     " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
     " JOIN testcases t ON t.id = j.testcase_id WHERE j.id = $1";
 /* clang-format on */
@@ -259,6 +259,9 @@ int store_jobs_get(struct store_job *out, PGconn *conn, long long job_id)
 	out->change_ci95_hi = number_or_nan(r, 0, 22);
 	out->runs_min = db_int(r, 0, 23);
 	out->runs_max = db_int(r, 0, 24);
+	out->bench_repo = db_text(r, 0, 25);
+	out->bench_rev = db_text(r, 0, 26);
+	out->bench_sha = db_text(r, 0, 27);
 	return 0;
 }
 
