@@ -69,7 +69,7 @@ def a_job_runs_the_benchmark_from_its_own_repository(env):
                        r["metrics"].get("bench.built_with") == 1 for r in runs),
           "every run used bench version 1: %r" % [r["metrics"] for r in runs][:3])
     report = svc.api.call("GET", "/api/v1/jobs/%d/report" % first["id"],
-                          token=svc.read_token)[1]
+                          token=svc.read_token)[1].replace("\r\n", "\n")
     check("\tgit clone %s bench && git -C bench checkout %s\n" % (bench.path, v1)
           in report, "the reproduce section fetches the bench:\n" + report)
     check("\texport STATBISECT_BENCH_DIR=$PWD/bench\n" in report,
@@ -162,3 +162,38 @@ def bad_bench_fields_are_refused(env):
     eq((status, reply["error"]["field"]), (400, "bench_repo"), "PATCH refused")
     eq(svc.api.ok("GET", "/api/v1/testcases/" + P + "bad")["bench_repo"], None,
        "the refused PATCH changed nothing")
+
+
+@test
+def admin_testcase_pages_take_the_benchmark_repository(env):
+    from test_web import error_of, field
+    svc = env.svc
+    b = Browser(svc.url).sign_in(harness.ADMIN)
+    form = {"csrf": b.csrf, "name": P + "web", "build": "", "run": "./bench",
+            "kpi": "k", "higher_is_better": "true",
+            "bench_repo": "-oops", "bench_rev": "stable"}
+    status, _, page = b.post("/admin/testcases", form)
+    eq(status, 400, "a bench repository with a leading '-'")
+    check(error_of(page, "bench_repo"), "error next to the bench repository")
+    eq((field(page, "bench_repo"), field(page, "bench_rev")), ("-oops", "stable"),
+       "values kept after the error")
+    url = "https://robot:s3cret@git.example/bench.git"
+    status, hdrs, _ = b.post("/admin/testcases", dict(form, bench_repo=url))
+    eq((status, hdrs.get("Location")), (303, "/admin/testcases"), "created")
+    t = svc.api.ok("GET", "/api/v1/testcases/%sweb" % P)
+    eq((t["bench_repo"], t["bench_rev"]),
+       ("https://robot:***@git.example/bench.git", "stable"), "stored, shown masked")
+    status, _, page = b.get("/admin/testcases/%sweb/edit" % P)
+    eq((status, field(page, "bench_repo"), field(page, "bench_rev")),
+       (200, t["bench_repo"], "stable"), "edit page shows the masked URL")
+    check("s3cret" not in page, "no password on the edit page")
+    # Saved unchanged, the masked URL keeps the stored one; an empty
+    # revision means the repository's HEAD.
+    status, _, _ = b.post("/admin/testcases/%sweb/edit" % P,
+                          {"csrf": b.csrf, "build": "", "run": "./bench", "kpi": "k",
+                           "higher_is_better": "true", "bench_repo": t["bench_repo"],
+                           "bench_rev": ""})
+    eq(status, 303, "saved")
+    eq(svc.api.ok("GET", "/api/v1/testcases/%sweb" % P)["bench_rev"], None, "HEAD")
+    check(url in svc.psql("SELECT bench_repo FROM testcases WHERE name = '%sweb'" % P),
+          "the stored URL keeps its password")
