@@ -48,6 +48,15 @@ char *report_clean_line(const char *text, size_t max);
  */
 char *report_clean_command(const char *command);
 
+/*
+ * The reproduce section's lines that fetch the benchmark's repository
+ * `bench_repo` (its password masked) at `bench_commit` into ./bench and
+ * export STATBISECT_BENCH_DIR, cleaned as report_clean_command does;
+ * NULL when either is NULL (no benchmark repository, or no commit of it
+ * ran) or memory runs out.  The caller frees it.
+ */
+char *report_bench_command(const char *bench_repo, const char *bench_commit);
+
 /* `when` as an RFC 5322 date in UTC ("Thu, 03 Dec 2026 08:21:03 +0000")
  * into `buf` of `size` bytes (32 suffice). */
 void report_date(char *buf, size_t size, time_t when);
