@@ -277,19 +277,18 @@ json_t *testcases_json(const struct store_testcase *testcase)
 	const struct store_testcase_fields *f = &testcase->fields;
 	json_error_t e;
 
-	return with_bench(
-	    json_pack(
-		"{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,s:o,s:o,s:o,s:b}",
-		"id", (json_int_t)testcase->id, "name", f->name, "build",
-		f->build, "run", f->run, "kpi", f->kpi, "higher_is_better",
-		f->higher_is_better, "min_change_pct", f->min_change_pct,
-		"runs_min", (json_int_t)f->runs_min, "runs_max",
-		(json_int_t)f->runs_max, "timeout_s", (json_int_t)f->timeout_s,
-		"params", json_loads(f->params, 0, &e), "monitors",
-		json_loads(f->monitors, 0, &e), "notify",
-		json_loads(f->notify, 0, &e), "notify_author",
-		f->notify_author),
-	    f);
+	json_t *shown = json_pack(
+	    "{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,s:o,s:o,s:o,s:b}", "id",
+	    (json_int_t)testcase->id, "name", f->name, "build", f->build,
+	    "run", f->run, "kpi", f->kpi, "higher_is_better",
+	    f->higher_is_better, "min_change_pct", f->min_change_pct,
+	    "runs_min", (json_int_t)f->runs_min, "runs_max",
+	    (json_int_t)f->runs_max, "timeout_s", (json_int_t)f->timeout_s,
+	    "params", json_loads(f->params, 0, &e), "monitors",
+	    json_loads(f->monitors, 0, &e), "notify",
+	    json_loads(f->notify, 0, &e), "notify_author", f->notify_author);
+
+	return with_bench(shown, f);
 }
 
 json_t *testcases_list_json(struct field_errors *errors)
