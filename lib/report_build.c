@@ -467,11 +467,16 @@ static char *checkout_command(const struct report_job *job, const char *sha)
 {
 	struct strbuf cmd = STRBUF_INIT;
 	const char *repo = job->repo != NULL ? job->repo : "";
-	char *text = NULL, *clean;
+	char *text = NULL, *clean, *url = NULL;
 
+	/* A mail never carries a password, the tree's no more than the
+	 * benchmark's. */
+	if (url_redact(&url, job->repo_url != NULL ? job->repo_url : "") < 0)
+		return NULL;
 	bench_lines(&cmd, job->bench_repo, job->bench_commit);
 	strbuf_append(&cmd, "git clone ");
-	strbuf_shell_quote(&cmd, job->repo_url != NULL ? job->repo_url : "");
+	strbuf_shell_quote(&cmd, url);
+	free(url);
 	strbuf_printf(&cmd, " %s && cd %s && git checkout %s", repo, repo,
 		      sha);
 	if (strbuf_finish(&text, NULL, &cmd) < 0)

@@ -322,8 +322,9 @@ static void test_report_build__no_change_with_nobody_to_tell(void **state)
 }
 
 /* A testcase with its own benchmark repository: the reproduce section
- * fetches it at the job's bench commit beside the tree, its password
- * masked, and exports $STATBISECT_BENCH_DIR before build and run. */
+ * fetches it at the job's bench commit beside the tree, and exports
+ * $STATBISECT_BENCH_DIR before build and run; no password of either
+ * repository is shown. */
 static void test_report_build__bench_repo_in_reproduce(void **state)
 {
 	struct fixture f;
@@ -334,6 +335,7 @@ static void test_report_build__bench_repo_in_reproduce(void **state)
 	fixture_init(&f);
 	f.job.bench_repo = "https://robot:s3cret@git.example/bench.git";
 	f.job.bench_commit = SHA_GOOD;
+	f.job.repo_url = "https://robot:s3cret@git.example/toy.git";
 	assert_int_equal(report_build(&mail, &f.job), 0);
 	assert_line(mail.message,
 		    "\tgit clone 'https://robot:***@git.example/bench.git' "
@@ -343,7 +345,9 @@ static void test_report_build__bench_repo_in_reproduce(void **state)
 	/* The bench first, then the tree (whose cd would move $PWD), then
 	 * the build. */
 	bench = strstr(mail.message, "\texport STATBISECT_BENCH_DIR");
-	clone = strstr(mail.message, "\tgit clone '/srv/git/toy repo'");
+	clone = strstr(mail.message,
+		       "\tgit clone 'https://robot:***@git.example/toy.git' "
+		       "toy && cd toy && git checkout " SHA_CULPRIT);
 	build = strstr(mail.message, "\tmake\r\n");
 	assert_non_null(bench);
 	assert_non_null(clone);
