@@ -114,6 +114,15 @@ def a_missing_bench_revision_ends_the_job_with_a_clear_message(env):
        "repository '%s'" % bench.path, "the message names the repository and revision")
     eq(job["bench"]["commit"], None, "no bench commit was run")
 
+    # Without a revision the job takes the bench repository's HEAD.
+    bench.write("version", "7\n")
+    head = bench.commit("bench: version 7")
+    svc.api.ok("PATCH", "/api/v1/testcases/" + P + "norev", {"bench_rev": None})
+    job = svc.wait(svc.submit({"repo": P + "tree2", "testcase": P + "norev",
+                               "good": shas[0], "bad": shas[-1]})["id"])
+    eq((job["state"], job["bench"]), ("done", {"repo": bench.path, "rev": None,
+                                                "commit": head}), "HEAD of the bench")
+
     # A repository that cannot be fetched, with credentials: they never show.
     svc.api.ok("POST", "/api/v1/testcases", {
         "name": P + "gone", "build": "sh build.sh", "run": "./bench",
