@@ -15,6 +15,7 @@
 #include "rowselect.h"
 #include "stats.h"
 #include "strbuf.h"
+#include "url.h"
 #include "utf8.h"
 
 /* ---- text from outside ------------------------------------------------ */
@@ -428,15 +429,54 @@ static int clean_params(struct build *b)
 	return 0;
 }
 
-/* "git clone URL REPO && cd REPO && git checkout SHA", cleaned. */
+/* The benchmark's lines of the reproduce section: its clone at the job's
+ * bench commit beside the tree, then the variable the commands read. */
+static void bench_lines(struct strbuf *cmd, const char *bench_repo,
+			const char *bench_commit)
+{
+	char *url = NULL;
+
+	if (bench_repo == NULL || bench_commit == NULL ||
+	    url_redact(&url, bench_repo) < 0)
+		return;
+	strbuf_append(cmd, "git clone ");
+	strbuf_shell_quote(cmd, url);
+	strbuf_printf(cmd,
+		      " bench && git -C bench checkout %s\n"
+		      "export STATBISECT_BENCH_DIR=$PWD/bench\n",
+		      bench_commit);
+	free(url);
+}
+
+char *report_bench_command(const char *bench_repo, const char *bench_commit)
+{
+	struct strbuf cmd = STRBUF_INIT;
+	char *text = NULL, *clean;
+
+	bench_lines(&cmd, bench_repo, bench_commit);
+	if (strbuf_finish(&text, NULL, &cmd) < 0 || text == NULL)
+		return NULL;
+	clean = report_clean_command(text);
+	free(text);
+	return clean;
+}
+
+/* "git clone URL REPO && cd REPO && git checkout SHA", cleaned, after the
+ * benchmark's lines when the testcase has a benchmark repository. */
 static char *checkout_command(const struct report_job *job, const char *sha)
 {
 	struct strbuf cmd = STRBUF_INIT;
 	const char *repo = job->repo != NULL ? job->repo : "";
-	char *text = NULL, *clean;
+	char *text = NULL, *clean, *url = NULL;
 
+	/* A mail never carries a password, the tree's no more than the
+	 * benchmark's. */
+	if (url_redact(&url, job->repo_url != NULL ? job->repo_url : "") < 0)
+		return NULL;
+	bench_lines(&cmd, job->bench_repo, job->bench_commit);
 	strbuf_append(&cmd, "git clone ");
-	strbuf_shell_quote(&cmd, job->repo_url != NULL ? job->repo_url : "");
+	strbuf_shell_quote(&cmd, url);
+	free(url);
 	strbuf_printf(&cmd, " %s && cd %s && git checkout %s", repo, repo,
 		      sha);
 	if (strbuf_finish(&text, NULL, &cmd) < 0)

@@ -48,6 +48,15 @@ char *report_clean_line(const char *text, size_t max);
  */
 char *report_clean_command(const char *command);
 
+/*
+ * The reproduce section's lines that fetch the benchmark's repository
+ * `bench_repo` (its password masked) at `bench_commit` into ./bench and
+ * export STATBISECT_BENCH_DIR, cleaned as report_clean_command does;
+ * NULL when either is NULL (no benchmark repository, or no commit of it
+ * ran) or memory runs out.  The caller frees it.
+ */
+char *report_bench_command(const char *bench_repo, const char *bench_commit);
+
 /* `when` as an RFC 5322 date in UTC ("Thu, 03 Dec 2026 08:21:03 +0000")
  * into `buf` of `size` bytes (32 suffice). */
 void report_date(char *buf, size_t size, time_t when);
@@ -118,6 +127,9 @@ struct report_job {
 	bool branch_watched; /* a watched branch's name (watcher.h) */
 	const char *testcase, *kpi;
 	const char *build, *run; /* commands; build may be NULL or "" */
+	/* The testcase's benchmark repository (any password in it is masked
+	 * in the report) and the commit of it the job ran, or NULL. */
+	const char *bench_repo, *bench_commit;
 	const char *machine; /* of a worker that ran the culprit, or NULL */
 	const struct report_param *params; /* values as text */
 	size_t param_count;

@@ -293,6 +293,11 @@ static void compare_put_reproduce(struct strbuf *b,
 			      "at:\n%s%s\n%s/runs.csv%s\n%s/runs.json%s\n\n",
 			      in->job_url, query, in->job_url, query,
 			      in->job_url, query);
+	if (in->bench_cmd != NULL) {
+		strbuf_append(b, "The benchmark, beside the tree:\n\n");
+		compare_put_command(b, in->bench_cmd);
+		strbuf_append(b, "\n");
+	}
 	strbuf_append(b, "To reproduce, for each revision:\n\n");
 	for (i = 0; i < in->column_count; i++)
 		strbuf_printf(b, "\tgit checkout %s\n", in->columns[i].sha);

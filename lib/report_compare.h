@@ -56,6 +56,8 @@ struct report_compare_input {
 	const char *job_url;	/* or NULL */
 	const char *link_query; /* appended to the job links, or NULL */
 	const char *build_cmd, *run_cmd; /* each or NULL */
+	/* The benchmark's clone and export (report_bench_command), or NULL */
+	const char *bench_cmd;
 };
 
 /*

@@ -98,15 +98,21 @@ static int mail_setup(struct compare_mail *m,
 }
 
 /* Text cleaned for the report, kept until the report is queued. */
+/* Room for COMPARE_MOST columns' 2 texts, REPORT_PARAMS_MAX parameters' 2, and
+ * the 7 others. */
 struct compare_texts {
-	char *items[64];
+	char *items[2 * COMPARE_MOST + 2 * REPORT_PARAMS_MAX + 7];
 	size_t count;
 };
 
 static const char *keep(struct compare_texts *t, char *text)
 {
-	if (text == NULL || t->count == sizeof(t->items) / sizeof(t->items[0]))
+	if (text == NULL)
 		return NULL;
+	if (t->count == sizeof(t->items) / sizeof(t->items[0])) {
+		free(text);
+		return NULL;
+	}
 	t->items[t->count++] = text;
 	return text;
 }
@@ -229,6 +235,8 @@ int compare_report_queue(PGconn *conn, const struct sched_job *job,
 	in.link_query = query;
 	in.build_cmd = keep(&texts, report_clean_command(facts.build));
 	in.run_cmd = keep(&texts, report_clean_command(facts.run));
+	in.bench_cmd = keep(&texts, report_bench_command(facts.bench_repo,
+							 facts.bench_commit));
 	if ((rc = render(&subject, &message, &in, &mail)) < 0) {
 		log_error("job %lld: cannot build the compare report (%s)",
 			  job->id, strerror(-rc));

@@ -2,6 +2,7 @@
  * and its report's delivery. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commitlog.h"
@@ -11,6 +12,7 @@
 #include "scheduler.h"
 #include "store/store_engine.h"
 #include "timeleft.h"
+#include "url.h"
 
 /*
  * Where the job stands.  While it runs: the engine's segment and estimate,
@@ -69,6 +71,21 @@ static void job_progress(const struct sched_job *job, const char *state,
 }
 
 /* A JSON string of `text`, or null. */
+/* The job's benchmark repository (password masked), revision and the
+ * commit it runs, or null when the testcase names none. */
+static json_t *bench_json(const struct store_job *row)
+{
+	char *url = NULL;
+	json_t *bench;
+
+	if (row->bench_repo == NULL || url_redact(&url, row->bench_repo) < 0)
+		return json_null();
+	bench = json_pack("{s:s,s:s?,s:s?}", "repo", url, "rev",
+			  row->bench_rev, "commit", row->bench_sha);
+	free(url);
+	return bench != NULL ? bench : json_null();
+}
+
 static json_t *text_or_null(const char *text)
 {
 	return text != NULL ? json_string(text) : json_null();
@@ -170,6 +187,7 @@ static void add_details(json_t *out, const struct store_job *row,
 		: sched_ci95_json(row->change_ci95_lo, row->change_ci95_hi));
 	json_object_set_new(out, "p_value", number_or_null(row->p_value));
 	json_object_set_new(out, "message", text_or_null(row->message));
+	json_object_set_new(out, "bench", bench_json(row));
 	json_object_set_new(out, "created_at", json_string(row->created_at));
 	json_object_set_new(out, "finished_at",
 			    text_or_null(row->finished_at));

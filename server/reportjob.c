@@ -182,6 +182,8 @@ int reportjob_queue(PGconn *conn, const struct sched_job *job,
 	in.kpi = facts.kpi;
 	in.build = facts.build;
 	in.run = facts.run;
+	in.bench_repo = facts.bench_repo;
+	in.bench_commit = facts.bench_commit;
 	in.machine = facts.machine;
 	in.params = facts.params;
 	in.param_count = facts.param_count;

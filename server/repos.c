@@ -12,6 +12,12 @@
 
 #define REPOS_URL_MAX 1024
 
+bool repos_url_valid(const char *url)
+{
+	return url[0] != '\0' && url[0] != '-' &&
+	       validate_text(url, REPOS_URL_MAX, false);
+}
+
 void repos_request_read(struct repo_request *out, struct field_errors *errors,
 			json_t *body)
 {
@@ -24,8 +30,7 @@ void repos_request_read(struct repo_request *out, struct field_errors *errors,
 	if (name_read && !validate_name(out->name))
 		fields_add(errors, "name", 400, "invalid_field",
 			   "'name' must be 1 to 64 of A-Z a-z 0-9 . _ -");
-	if (url_read && (out->url[0] == '\0' || out->url[0] == '-' ||
-			 !validate_text(out->url, REPOS_URL_MAX, false)))
+	if (url_read && !repos_url_valid(out->url))
 		fields_add(errors, "url", 400, "invalid_field",
 			   "'url' must be a git URL or path");
 	if (web_url_read && out->web_url != NULL &&
@@ -199,16 +204,14 @@ json_t *repos_patched_body(struct field_errors *errors, const char *name,
 	return body;
 }
 
-/* A URL given back as GET shows it, its password masked, is the stored
- * one unchanged. */
-static void keep_masked_url(json_t *body, const struct store_repo *current)
+void repos_keep_masked_url(json_t *body, const char *field, const char *stored)
 {
-	const char *url = json_string_value(json_object_get(body, "url"));
+	const char *url = json_string_value(json_object_get(body, field));
 	char *masked = NULL;
 
-	if (url != NULL && url_redact(&masked, current->url) == 0 &&
-	    strcmp(url, masked) == 0)
-		json_object_set_new(body, "url", json_string(current->url));
+	if (url != NULL && stored != NULL &&
+	    url_redact(&masked, stored) == 0 && strcmp(url, masked) == 0)
+		json_object_set_new(body, field, json_string(stored));
 	free(masked);
 }
 
@@ -229,7 +232,7 @@ int repos_update(struct store_repo *out, struct field_errors *errors,
 	json_decref(now);
 	if (body == NULL)
 		goto out;
-	keep_masked_url(body, &current);
+	repos_keep_masked_url(body, "url", current.url);
 	repos_request_read(&request, errors, body);
 	if (!fields_ok(errors))
 		goto out;

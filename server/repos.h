@@ -67,6 +67,18 @@ int repos_update(struct store_repo *out, struct field_errors *errors,
  */
 int repos_delete(struct field_errors *errors, const char *name);
 
+/* Whether `url` is taken as a git URL or path: not empty, no leading '-'
+ * (git would read an option), printable and at most 1024 bytes. */
+bool repos_url_valid(const char *url);
+
+/*
+ * A URL `field` of `body` given back as GET shows it, its password masked
+ * (url.h), is replaced by the stored one, `stored`, unchanged: a PATCH
+ * that sends back what it read keeps the credentials.
+ */
+void repos_keep_masked_url(json_t *body, const char *field,
+			   const char *stored);
+
 /*
  * The checks of an update shared with testcases.c: a "name" in `patch`
  * other than `name` is refused with 400 (a name cannot change), and the

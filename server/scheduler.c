@@ -427,6 +427,23 @@ static int fail_job(PGconn *conn, const struct sched_job *job,
 	return reportjob_queue(conn, &report, base_url, 0);
 }
 
+int sched_fail(PGconn *conn, long long job_id, const char *message,
+	       const char *base_url)
+{
+	struct sched_job job;
+	int rc;
+
+	rc = sched_load(&job, conn, job_id);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	rc = 0;
+	if (strcmp(job.state, "queued") == 0 ||
+	    strcmp(job.state, "running") == 0)
+		rc = fail_job(conn, &job, message, base_url);
+	sched_job_clear(&job);
+	return rc;
+}
+
 int sched_advance(PGconn *conn, long long job_id, const char *base_url)
 {
 	struct sched_job job;

@@ -74,6 +74,16 @@ int sched_fill_runs(struct sched_job *job, const struct store_run_kpi *runs,
 int sched_advance(PGconn *conn, long long job_id, const char *base_url);
 
 /*
+ * Ends job `job_id`, when it is still queued or running, as failed with
+ * `message` (a whole sentence without a final period that names what to
+ * fix) and queues the report that says so.  For what no measurement can
+ * cure, such as a benchmark repository the worker cannot fetch.  Inside
+ * the caller's transaction, like sched_advance.  0 or -1.
+ */
+int sched_fail(PGconn *conn, long long job_id, const char *message,
+	       const char *base_url);
+
+/*
  * A change's 95% interval as the API shows it: [lo, hi], or JSON null when
  * either bound is not finite.  Returns a new reference.
  */

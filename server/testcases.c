@@ -5,10 +5,12 @@
 
 #include "db.h"
 #include "repos.h"
+#include "url.h"
 #include "validate.h"
 
 #define TESTCASES_COMMAND_MAX 8192
 #define TESTCASES_PARAM_MAX 256
+#define TESTCASES_REV_MAX 255
 
 /* params: an object of short string or number values. */
 static void check_params(struct field_errors *errors, json_t *params)
@@ -109,6 +111,40 @@ static void read_notify(struct testcase_request *out,
 	validate_notify(errors, json_object_get(body, "notify"));
 }
 
+/* bench_repo, a git URL as a repository's, and bench_rev, a branch, tag
+ * or commit of it (NULL: its HEAD), which needs a bench_repo. */
+static void read_bench(struct testcase_request *out,
+		       struct field_errors *errors, json_t *body)
+{
+	struct store_testcase_fields *f = &out->fields;
+	bool repo_read, rev_read;
+	size_t i;
+
+	repo_read = fields_json_string(errors, body, "bench_repo", false,
+				       &f->bench_repo);
+	rev_read = fields_json_string(errors, body, "bench_rev", false,
+				      &f->bench_rev);
+	if (repo_read && f->bench_repo != NULL &&
+	    !repos_url_valid(f->bench_repo))
+		fields_add(errors, "bench_repo", 400, "invalid_field",
+			   "'bench_repo' must be a git URL or path");
+	if (!rev_read || f->bench_rev == NULL)
+		return;
+	for (i = 0; f->bench_rev[i] != '\0'; i++) {
+		if (f->bench_rev[i] == ' ')
+			break;
+	}
+	if (f->bench_rev[0] == '\0' || f->bench_rev[0] == '-' ||
+	    f->bench_rev[i] != '\0' ||
+	    !validate_text(f->bench_rev, TESTCASES_REV_MAX, false))
+		fields_add(errors, "bench_rev", 400, "invalid_field",
+			   "'bench_rev' must be a branch, tag or commit of "
+			   "'bench_repo' (no spaces, no leading '-')");
+	else if (f->bench_repo == NULL)
+		fields_add(errors, "bench_rev", 400, "invalid_field",
+			   "'bench_rev' needs a 'bench_repo'");
+}
+
 /* The JSON texts the table stores; 500 when out of memory. */
 static void keep_json(struct testcase_request *out,
 		      struct field_errors *errors, json_t *body)
@@ -177,6 +213,7 @@ void testcases_request_read(struct testcase_request *out,
 	check_params(errors, json_object_get(body, "params"));
 	check_monitors(errors, json_object_get(body, "monitors"));
 	read_notify(out, errors, body);
+	read_bench(out, errors, body);
 	keep_json(out, errors, body);
 }
 
@@ -216,12 +253,31 @@ static json_t *jsonb_value(const char *text)
 	return v != NULL ? v : json_null();
 }
 
+/* The bench fields of `f` into `shown`, the URL's password masked. */
+static json_t *with_bench(json_t *shown, const struct store_testcase_fields *f)
+{
+	char *url = NULL;
+
+	if (shown == NULL ||
+	    (f->bench_repo != NULL && url_redact(&url, f->bench_repo) < 0)) {
+		json_decref(shown);
+		return NULL;
+	}
+	json_object_set_new(shown, "bench_repo",
+			    url != NULL ? json_string(url) : json_null());
+	json_object_set_new(shown, "bench_rev",
+			    f->bench_rev != NULL ? json_string(f->bench_rev)
+						 : json_null());
+	free(url);
+	return shown;
+}
+
 json_t *testcases_json(const struct store_testcase *testcase)
 {
 	const struct store_testcase_fields *f = &testcase->fields;
 	json_error_t e;
 
-	return json_pack(
+	json_t *shown = json_pack(
 	    "{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,s:o,s:o,s:o,s:b}", "id",
 	    (json_int_t)testcase->id, "name", f->name, "build", f->build,
 	    "run", f->run, "kpi", f->kpi, "higher_is_better",
@@ -231,6 +287,8 @@ json_t *testcases_json(const struct store_testcase *testcase)
 	    "params", json_loads(f->params, 0, &e), "monitors",
 	    json_loads(f->monitors, 0, &e), "notify",
 	    json_loads(f->notify, 0, &e), "notify_author", f->notify_author);
+
+	return with_bench(shown, f);
 }
 
 json_t *testcases_list_json(struct field_errors *errors)
@@ -250,18 +308,21 @@ json_t *testcases_list_json(struct field_errors *errors)
 
 		json_array_append_new(
 		    testcases,
-		    json_pack("{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,"
-			      "s:o,s:o,s:s}",
-			      "id", (json_int_t)t->id, "name", f->name,
-			      "build", f->build, "run", f->run, "kpi", f->kpi,
-			      "higher_is_better", f->higher_is_better,
-			      "min_change_pct", f->min_change_pct, "runs_min",
-			      (json_int_t)f->runs_min, "runs_max",
-			      (json_int_t)f->runs_max, "timeout_s",
-			      (json_int_t)f->timeout_s, "params",
-			      jsonb_value(f->params), "monitors",
-			      jsonb_value(f->monitors), "created_at",
-			      t->created_at));
+		    with_bench(
+			json_pack("{s:I,s:s,s:s,s:s,s:s,s:b,s:f,s:I,s:I,s:I,"
+				  "s:o,s:o,s:s}",
+				  "id", (json_int_t)t->id, "name", f->name,
+				  "build", f->build, "run", f->run, "kpi",
+				  f->kpi, "higher_is_better",
+				  f->higher_is_better, "min_change_pct",
+				  f->min_change_pct, "runs_min",
+				  (json_int_t)f->runs_min, "runs_max",
+				  (json_int_t)f->runs_max, "timeout_s",
+				  (json_int_t)f->timeout_s, "params",
+				  jsonb_value(f->params), "monitors",
+				  jsonb_value(f->monitors), "created_at",
+				  t->created_at),
+			f));
 	}
 	store_testcase_list_clear(&list);
 	return testcases;
@@ -351,6 +412,7 @@ int testcases_update(struct store_testcase *out, struct field_errors *errors,
 	body = repos_patched_body(errors, current.fields.name, now, patch);
 	if (body == NULL)
 		goto out;
+	repos_keep_masked_url(body, "bench_repo", current.fields.bench_repo);
 	testcases_request_read(&request, errors, body);
 	if (!fields_ok(errors))
 		goto out;

@@ -35,6 +35,8 @@ const struct web_admin_field web_admin_testcase_fields[] = {
     {"monitors", "Monitors"},
     {"notify", "Notify"},
     {"notify_author", "Also mail the author of the culprit"},
+    {"bench_repo", "Benchmark repository"},
+    {"bench_rev", "Benchmark revision"},
     {NULL, NULL},
 };
 
@@ -244,6 +246,16 @@ json_t *web_admin_testcase_body(json_t *values, struct field_errors *errors)
 				json_object_get(values, "notify"))));
 	json_object_set(body, "notify_author",
 			json_object_get(values, "notify_author"));
+	/* Left empty: no benchmark repository, or its HEAD. */
+	for (i = 0; i < 2; i++) {
+		const char *key = i == 0 ? "bench_repo" : "bench_rev";
+
+		text = json_string_value(json_object_get(values, key));
+		json_object_set_new(body, key,
+				    text != NULL && text[0] != '\0'
+					? json_string(text)
+					: json_null());
+	}
 	return body;
 }
 
@@ -297,16 +309,18 @@ static void testcase_lists_as_form(json_t *form, json_t *testcase)
 /* A stored testcase (as the API shows it) as its form would post it. */
 static json_t *testcase_as_form(json_t *testcase)
 {
-	static const char *const texts[] = {"name", "build", "run", "kpi",
-					    NULL};
+	static const char *const texts[] = {
+	    "name", "build", "run", "kpi", "bench_repo", "bench_rev", NULL};
 	json_t *form = json_object(), *v;
 	const char *key;
 	char buf[64];
 	size_t i;
 
-	for (i = 0; texts[i] != NULL; i++)
-		json_object_set(form, texts[i],
-				json_object_get(testcase, texts[i]));
+	for (i = 0; texts[i] != NULL; i++) {
+		if (json_is_string(json_object_get(testcase, texts[i])))
+			json_object_set(form, texts[i],
+					json_object_get(testcase, texts[i]));
+	}
 	json_object_set_new(form, "higher_is_better",
 			    json_string(json_is_true(json_object_get(
 					    testcase, "higher_is_better"))

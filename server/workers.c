@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "commitlog.h"
 #include "db.h"
 #include "id.h"
@@ -287,7 +288,8 @@ void workers_claim(struct http_response *res, struct http_request *req)
 	task = claim_json(&claim);
 	/* A patch job's task carries its series for the worker to apply. */
 	if (task != NULL &&
-	    patches_attach_series(conn, task, claim.job_id) < 0) {
+	    (bench_claim_fill(task, &claim) < 0 ||
+	     patches_attach_series(conn, task, claim.job_id) < 0)) {
 		json_decref(task);
 		task = NULL;
 	}
@@ -617,12 +619,11 @@ static int store_upload(struct http_response *res, PGconn *conn,
 		goto out;
 	if (store_tasks_finish(conn, up->task_id,
 			       builds != NULL ? json_integer_value(builds)
-					      : -1) < 0 ||
-	    sched_advance(conn, up->job_id, server_config.base_url) < 0) {
+					      : -1) < 0) {
 		http_db_failed(res);
 		goto out;
 	}
-	rc = 0;
+	rc = bench_upload(res, conn, up->job_id, body, server_config.base_url);
 out:
 	json_decref(up->plan);
 	up->plan = NULL;

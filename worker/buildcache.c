@@ -148,6 +148,10 @@ int buildcache_key(char *key, char *config, const struct buildcache_inputs *in,
 	if (hash_text(config, &sb, err) < 0)
 		goto out;
 	add_field(&sb, "commit", in->commit);
+	/* Only when there is one, so that the keys of builds without a
+	 * benchmark repository stay what they were. */
+	if (in->bench != NULL)
+		add_field(&sb, "bench", in->bench);
 	if (sb.failed) {
 		set_errorf(err, "out of memory");
 		goto out;
@@ -356,6 +360,10 @@ static void delete_tree(const struct buildcache *cache, unsigned long long id)
 	nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 	snprintf(path, sizeof(path), "%s/%llu.index", cache->dir, id);
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/%llu.bench", cache->dir, id);
+	nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	snprintf(path, sizeof(path), "%s/%llu.bench.index", cache->dir, id);
+	unlink(path);
 }
 
 static int save_index(const struct buildcache *cache, char **err)
@@ -489,7 +497,10 @@ static void delete_strays(struct buildcache *cache)
 			continue;
 		errno = 0;
 		id = strtoull(ent->d_name, &end, 10);
-		if (errno != 0 || (*end != '\0' && strcmp(end, ".index") != 0))
+		if (errno != 0 ||
+		    (*end != '\0' && strcmp(end, ".index") != 0 &&
+		     strcmp(end, ".bench") != 0 &&
+		     strcmp(end, ".bench.index") != 0))
 			continue;
 		if (find_id(cache, id) == NULL)
 			delete_tree(cache, id);

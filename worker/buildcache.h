@@ -11,7 +11,8 @@
  * builds of one configuration differ only in the source they built.
  *
  * Each build lives in a build tree of its own, DIR/<id> (with git's index
- * beside it in DIR/<id>.index), and is run where it was built.  Trees are
+ * beside it in DIR/<id>.index, and the benchmark's checkout, if any, in
+ * DIR/<id>.bench), and is run where it was built.  Trees are
  * never copied or moved: a build may record its own absolute path (an
  * rpath, a CMake cache, a config.status), and a copy would then run, or
  * rebuild, the original's files.  Keeping several trees costs a full build
@@ -55,6 +56,11 @@ struct buildcache_inputs {
 	 * of its own) and the shell's PWD, OLDPWD, SHLVL and _ are left out.
 	 */
 	const char *const *environ;
+	/* The commit of the benchmark's repository the build and its runs
+	 * see in $STATBISECT_BENCH_DIR, or NULL when the testcase has none.
+	 * Part of the key, not of the configuration: a new bench commit
+	 * rebuilds a tree of the configuration in place. */
+	const char *bench;
 };
 
 /*

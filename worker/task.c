@@ -9,6 +9,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "buildcache.h"
 #include "gitrepo.h"
 #include "log.h"
@@ -253,6 +254,7 @@ struct task_commit {
 	bool rebuild; /* asked to build it again, not take the cache's */
 	char tree[4096];
 	char key[BUILDCACHE_HASH_LEN + 1]; /* its build's, buildcache.h */
+	char bench_env[4300]; /* STATBISECT_BENCH_DIR=..., bench.h */
 	unsigned long long tree_id;
 	bool failed;
 	/* What happened to it, as uploaded in "outcomes" (see
@@ -303,11 +305,13 @@ static json_t *outcomes_json(struct task_commit *commits, size_t n)
 /*
  * Finds the build of `c` in the cache, or the tree to build it in: the key
  * is made of the repository, the commit, the build command, the testcase's
- * parameters and the environment the build inherits.  *built tells which.
+ * parameters, the environment the build inherits and the bench commit.
+ * *built tells which.
  */
 static int find_build(struct task_commit *c, bool *built,
 		      struct buildcache *cache, const char *repo_name,
-		      const char *build, const char *params, char **err)
+		      const char *build, const char *params,
+		      const struct bench *bench, char **err)
 {
 	char config[BUILDCACHE_HASH_LEN + 1];
 	struct buildcache_inputs in = {
@@ -316,6 +320,7 @@ static int find_build(struct task_commit *c, bool *built,
 	    .build = build,
 	    .params = params,
 	    .environ = (const char *const *)environ,
+	    .bench = bench->commit[0] != '\0' ? bench->commit : NULL,
 	};
 
 	if (buildcache_key(c->key, config, &in, err) < 0 ||
@@ -426,6 +431,21 @@ static int build_commit(struct task_commit *tc, const char *build,
 	return 0;
 }
 
+/* The upload of a task whose benchmark cannot be had: no runs, and why
+ * in "bench_error", which ends the job (server/bench.h). */
+static int bench_failed(json_t **out, char **err)
+{
+	log_warn("%s", *err);
+	*out = json_pack("{s:[],s:[],s:i,s:[],s:s}", "runs", "build_failures",
+			 "builds", 0, "outcomes", "bench_error", *err);
+	free(*err);
+	*err = NULL;
+	if (*out != NULL)
+		return 0;
+	*err = strdup("out of memory");
+	return -1;
+}
+
 int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		 char **err)
 {
@@ -434,13 +454,14 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 	char *params = NULL;
 	struct buildcache *cache = NULL;
 	long long builds = 0;
-	const char *env_vars[4] = {env_commit, env_run, env_job, NULL};
+	const char *env_vars[5] = {env_commit, env_run, env_job, NULL, NULL};
+	struct bench bench = {0};
 	json_t *repo, *tc, *plan, *entry, *runs = NULL, *failures = NULL;
 	struct task_commit *commits = NULL;
 	long long timeout_s, total = 0, run_no = 0;
 	bool interleave;
 	size_t n, i;
-	int error = -1;
+	int error = -1, rc;
 
 	repo = json_object_get(task, "repo");
 	tc = json_object_get(task, "testcase");
@@ -481,18 +502,27 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 	if (json_is_object(json_object_get(tc, "params")))
 		params = json_dumps(json_object_get(tc, "params"),
 				    JSON_COMPACT | JSON_SORT_KEYS);
+	rc = bench_open(&bench, task, env->work_dir, err);
+	if (rc != 0) {
+		error = rc > 0 ? bench_failed(out, err) : -1;
+		goto out;
+	}
 	snprintf(cache_dir, sizeof(cache_dir), "%s/builds", env->work_dir);
 	if (buildcache_open(&cache, cache_dir, env->build_cache_max, err) < 0)
 		goto out;
 	for (i = 0; i < n; i++) {
 		bool built;
-		int rc;
 
 		snprintf(env_commit, sizeof(env_commit),
 			 "STATBISECT_COMMIT=%s", commits[i].sha);
 		if (find_build(&commits[i], &built, cache, repo_name, build,
-			       params, err) < 0)
+			       params, &bench, err) < 0 ||
+		    bench_checkout(&bench, commits[i].tree,
+				   commits[i].bench_env,
+				   sizeof(commits[i].bench_env), err) < 0)
 			goto out;
+		if (bench.mirror != NULL)
+			env_vars[3] = commits[i].bench_env;
 		if (built) {
 			commits[i].outcome =
 			    json_pack("{s:s}", "status", "built");
@@ -534,6 +564,8 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 					 "STATBISECT_COMMIT=%s", c->sha);
 				snprintf(env_run, sizeof(env_run),
 					 "STATBISECT_RUN=%lld", c->done + 1);
+				if (bench.mirror != NULL)
+					env_vars[3] = c->bench_env;
 				one = run_once(c->tree, run, (double)timeout_s,
 					       env_vars, kpi, err,
 					       json_object_get(tc, "monitors"),
@@ -563,9 +595,11 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		if (!ran)
 			break;
 	}
-	*out = json_pack("{s:o,s:o,s:I,s:o}", "runs", runs, "build_failures",
-			 failures, "builds", (json_int_t)builds, "outcomes",
-			 outcomes_json(commits, n));
+	*out =
+	    json_pack("{s:o,s:o,s:I,s:o,s:s?}", "runs", runs, "build_failures",
+		      failures, "builds", (json_int_t)builds, "outcomes",
+		      outcomes_json(commits, n), "bench_commit",
+		      bench.commit[0] != '\0' ? bench.commit : NULL);
 	runs = failures = NULL;
 	error = 0;
 	goto out;
@@ -575,6 +609,7 @@ out:
 	json_decref(runs);
 	json_decref(failures);
 	buildcache_free(cache);
+	bench_close(&bench);
 	free(params);
 	for (i = 0; commits != NULL && i < n; i++) {
 		json_decref(commits[i].outcome);

@@ -218,7 +218,8 @@ static const char job_get_sql[] =
     " j.change_ci95_lo, j.change_ci95_hi, coalesce(j.runs_min, 0),"
     " coalesce(j.runs_max, 0), "
     STORE_TIMESTAMP("j.started_at") ","
-    " extract(epoch FROM coalesce(j.finished_at, now()) - j.started_at)"
+    " extract(epoch FROM coalesce(j.finished_at, now()) - j.started_at),"
+    " t.bench_repo, t.bench_rev, j.bench_sha"
     " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
     " JOIN testcases t ON t.id = j.testcase_id WHERE j.id = $1";
 /* clang-format on */
@@ -263,6 +264,9 @@ int store_jobs_get(struct store_job *out, PGconn *conn, long long job_id)
 	out->runs_max = db_int(r, 0, 24);
 	out->started_at = db_text(r, 0, 25);
 	out->elapsed_s = number_or_nan(r, 0, 26);
+	out->bench_repo = db_text(r, 0, 27);
+	out->bench_rev = db_text(r, 0, 28);
+	out->bench_sha = db_text(r, 0, 29);
 	return 0;
 }
 

@@ -101,6 +101,9 @@ struct store_job {
 	double change_pct, p_value, confidence;
 	double change_ci95_lo, change_ci95_hi;
 	long long runs_min, runs_max; /* the job's own; 0: the testcase's */
+	/* The testcase's benchmark repository and revision, and the bench
+	 * commit the job runs (pinned by its first upload); NULL: none. */
+	const char *bench_repo, *bench_rev, *bench_sha;
 	PGresult *result;
 };
 

@@ -109,7 +109,7 @@ int store_reports_facts(struct store_report_facts *out, PGconn *conn,
 	    db_exec(conn,
 		    "SELECT rp.name, rp.url, rp.web_url, j.bad_rev,"
 		    " t.name, t.build, t.run, t.kpi, t.params, j.notify,"
-		    " t.notify, t.notify_author"
+		    " t.notify, t.notify_author, t.bench_repo, j.bench_sha"
 		    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
 		    " JOIN testcases t ON t.id = j.testcase_id"
 		    " WHERE j.id = $1",
@@ -128,6 +128,8 @@ int store_reports_facts(struct store_report_facts *out, PGconn *conn,
 	notify = db_text(out->row, 0, 9);
 	testcase_notify = db_text(out->row, 0, 10);
 	out->notify_author = db_bool(out->row, 0, 11);
+	out->bench_repo = db_text(out->row, 0, 12);
+	out->bench_commit = db_text(out->row, 0, 13);
 	/* Every text the lists and parameters can keep, at most. */
 	texts = 2 * strlen(test_params != NULL ? test_params : "") +
 		strlen(notify != NULL ? notify : "") +

@@ -20,6 +20,7 @@ struct store_report_facts {
 	PGresult *row;
 	const char *repo, *repo_url, *web_url, *bad_rev;
 	const char *testcase, *build, *run, *kpi;
+	const char *bench_repo, *bench_commit; /* or NULL: none */
 	struct report_param *params; /* values as text: strings as they are,
 					other JSON as JSON */
 	size_t param_count;

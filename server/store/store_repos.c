@@ -13,7 +13,8 @@
 #define TESTCASE_COLUMNS                                                      \
 	"id, name, build, run, kpi, higher_is_better, min_change_pct,"        \
 	" runs_min, runs_max, timeout_s, params, monitors, notify,"           \
-	" notify_author, " STORE_TIMESTAMP("created_at")
+	" notify_author, " STORE_TIMESTAMP("created_at") ", bench_repo,"      \
+							 " bench_rev"
 
 static void repo_fill(struct store_repo *out, const PGresult *r, int row)
 {
@@ -44,6 +45,8 @@ static void testcase_fill(struct store_testcase *out, const PGresult *r,
 	f->notify = db_text(r, row, 12);
 	f->notify_author = db_bool(r, row, 13);
 	out->created_at = db_text(r, row, 14);
+	f->bench_repo = db_text(r, row, 15);
+	f->bench_rev = db_text(r, row, 16);
 }
 
 /*
@@ -149,12 +152,12 @@ void store_testcase_list_clear(struct store_testcase_list *list)
 	memset(list, 0, sizeof(*list));
 }
 
-/* The texts of a testcase's fields as $1..$13 of the statements below. */
+/* The texts of a testcase's fields as $1..$15 of the statements below. */
 struct testcase_texts {
 	char min_change[32], runs_min[STORE_INT_TEXT],
 	    runs_max[STORE_INT_TEXT];
 	char timeout_s[STORE_INT_TEXT];
-	const char *params[13];
+	const char *params[15];
 };
 
 static void testcase_texts(struct testcase_texts *t,
@@ -175,6 +178,8 @@ static void testcase_texts(struct testcase_texts *t,
 	t->params[10] = fields->monitors;
 	t->params[11] = fields->notify;
 	t->params[12] = fields->notify_author ? "true" : "false";
+	t->params[13] = fields->bench_repo;
+	t->params[14] = fields->bench_rev;
 }
 
 int store_testcases_create(struct store_testcase *out, PGconn *conn,
@@ -191,10 +196,11 @@ int store_testcases_create(struct store_testcase *out, PGconn *conn,
 			  "INSERT INTO testcases (name, build, run, kpi,"
 			  " higher_is_better, min_change_pct, runs_min,"
 			  " runs_max, timeout_s, params, monitors, notify,"
-			  " notify_author) VALUES ($1, $2, $3, $4, $5, $6,"
-			  " $7, $8, $9, $10, $11, $12, $13)"
+			  " notify_author, bench_repo, bench_rev) VALUES ($1,"
+			  " $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
+			  " $13, $14, $15)"
 			  " RETURNING " TESTCASE_COLUMNS,
-			  13, t.params, &state);
+			  15, t.params, &state);
 	error = one_row(&out->held, r, state);
 	if (error == STORE_OK)
 		testcase_fill(out, out->held, 0);
@@ -216,10 +222,11 @@ int store_testcases_update(struct store_testcase *out, PGconn *conn,
 		    " higher_is_better = $5, min_change_pct = $6,"
 		    " runs_min = $7, runs_max = $8, timeout_s = $9,"
 		    " params = $10, monitors = $11, notify = $12,"
-		    " notify_author = $13"
+		    " notify_author = $13, bench_repo = $14,"
+		    " bench_rev = $15"
 		    " WHERE name = $1 AND deleted_at IS NULL"
 		    " RETURNING " TESTCASE_COLUMNS,
-		    13, t.params),
+		    15, t.params),
 	    NULL);
 	if (error == STORE_OK)
 		testcase_fill(out, out->held, 0);

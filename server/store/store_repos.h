@@ -85,6 +85,9 @@ struct store_testcase_fields {
 	const char *monitors; /* JSON text: an array of names */
 	const char *notify;   /* JSON text: an array of addresses */
 	bool notify_author;
+	/* The benchmark's repository (a git URL) and revision, or NULL:
+	 * none, or (bench_rev) the repository's HEAD. */
+	const char *bench_repo, *bench_rev;
 };
 
 struct store_testcase {

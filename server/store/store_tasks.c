@@ -205,6 +205,9 @@ void store_claim_clear(struct store_claim *claim)
 	free(claim->kpi);
 	free(claim->monitors);
 	free(claim->params);
+	free(claim->bench_repo);
+	free(claim->bench_rev);
+	free(claim->bench_sha);
 	store_plan_clear(&claim->plan);
 	memset(claim, 0, sizeof(*claim));
 }
@@ -234,7 +237,8 @@ static int claim_job(struct store_claim *out, PGconn *conn,
 	PQclear(r);
 	r = db_exec(conn,
 		    "SELECT rp.name, rp.url, t.build, t.run, t.kpi,"
-		    " t.timeout_s, t.monitors, t.name, t.params"
+		    " t.timeout_s, t.monitors, t.name, t.params,"
+		    " t.bench_repo, t.bench_rev, j.bench_sha"
 		    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
 		    " JOIN testcases t ON t.id = j.testcase_id"
 		    " WHERE j.id = $1",
@@ -254,13 +258,37 @@ static int claim_job(struct store_claim *out, PGconn *conn,
 	out->monitors = copy_text(r, 0, 6);
 	out->testcase_name = copy_text(r, 0, 7);
 	out->params = copy_text(r, 0, 8);
+	out->bench_repo = copy_text(r, 0, 9);
+	out->bench_rev = copy_text(r, 0, 10);
+	out->bench_sha = copy_text(r, 0, 11);
 	PQclear(r);
 	if (out->repo_name == NULL || out->repo_url == NULL ||
 	    out->build == NULL || out->run == NULL || out->kpi == NULL ||
 	    out->monitors == NULL || out->testcase_name == NULL ||
-	    out->params == NULL)
+	    out->params == NULL || out->bench_repo == NULL ||
+	    out->bench_rev == NULL || out->bench_sha == NULL)
 		return -1;
 	return 0;
+}
+
+int store_tasks_bench_pin(PGconn *conn, long long job_id, const char *sha)
+{
+	char job[STORE_INT_TEXT];
+	const char *params[2] = {store_int_text(job, job_id), sha};
+	PGresult *r;
+	int error;
+
+	r = db_exec(conn,
+		    "UPDATE jobs SET bench_sha = coalesce(bench_sha, $2)"
+		    " WHERE id = $1 RETURNING bench_sha = $2",
+		    2, params);
+	error = store_one_row(r);
+	if (error != STORE_OK)
+		return error;
+	if (!db_bool(r, 0, 0))
+		error = STORE_CONFLICT;
+	PQclear(r);
+	return error;
 }
 
 int store_tasks_claim(struct store_claim *out, PGconn *conn,

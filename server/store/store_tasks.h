@@ -81,6 +81,9 @@ struct store_claim {
 	char *testcase_name, *build, *run, *kpi;
 	char *monitors, *params; /* JSON text */
 	long long timeout_s;
+	/* The testcase's benchmark repository and revision, and the bench
+	 * commit the job's first upload pinned; "" when none. */
+	char *bench_repo, *bench_rev, *bench_sha;
 	struct store_plan plan;
 };
 
@@ -174,6 +177,14 @@ int store_runs_insert(PGconn *conn, const struct store_run *run);
  * of its build log. */
 int store_tasks_build_failed(PGconn *conn, long long job_id, long long index,
 			     const char *log);
+
+/*
+ * Pins the benchmark commit `sha` of job `job_id` (jobs.bench_sha) unless
+ * one is pinned already: 0 when `sha` is the job's bench commit now,
+ * STORE_CONFLICT when another was pinned before, STORE_NOT_FOUND or
+ * STORE_FAILED.
+ */
+int store_tasks_bench_pin(PGconn *conn, long long job_id, const char *sha);
 
 /* Marks task `task_id` done; `builds` < 0 when the worker did not say. */
 int store_tasks_finish(PGconn *conn, long long task_id, long long builds);

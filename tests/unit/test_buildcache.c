@@ -107,6 +107,28 @@ static void test_buildcache__every_input_counts(void **state)
 	assert_string_not_equal(c, c0);
 }
 
+/* The bench commit shapes the key, not the configuration (a tree of it
+ * is rebuilt in place), and no bench leaves the key as it was. */
+static void test_buildcache__bench_commit_counts(void **state)
+{
+	struct buildcache_inputs base = base_inputs(), in;
+	char k0[41], c0[41], k1[41], c1[41], k2[41], c2[41];
+
+	(void)state;
+	key_of(&base, k0, c0);
+	in = base;
+	in.bench = SHA_A;
+	key_of(&in, k1, c1);
+	in.bench = SHA_B;
+	key_of(&in, k2, c2);
+	assert_string_not_equal(k1, k0);
+	assert_string_not_equal(k2, k1);
+	assert_string_equal(c1, c0);
+	assert_string_equal(c2, c0);
+	/* The key of no bench is the one made before benches existed. */
+	assert_string_equal(k0, "aecedf677cf04677088909b17cfc0b1be94922ee");
+}
+
 /* The order of the environment and the worker's own variables do not. */
 static void test_buildcache__environment_noise_ignored(void **state)
 {
@@ -679,6 +701,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_buildcache__key_is_stable),
 	    cmocka_unit_test(test_buildcache__every_input_counts),
+	    cmocka_unit_test(test_buildcache__bench_commit_counts),
 	    cmocka_unit_test(test_buildcache__environment_noise_ignored),
 	    cmocka_unit_test(test_buildcache__fields_do_not_run_together),
 	    cmocka_unit_test(test_buildcache__key_needs_inputs),

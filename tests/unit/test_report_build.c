@@ -321,6 +321,58 @@ static void test_report_build__no_change_with_nobody_to_tell(void **state)
 	report_samples_clear(&f.samples);
 }
 
+/* A testcase with its own benchmark repository: the reproduce section
+ * fetches it at the job's bench commit beside the tree, and exports
+ * $STATBISECT_BENCH_DIR before build and run; no password of either
+ * repository is shown. */
+static void test_report_build__bench_repo_in_reproduce(void **state)
+{
+	struct fixture f;
+	struct report_mail mail;
+	const char *bench, *clone, *build;
+
+	(void)state;
+	fixture_init(&f);
+	f.job.bench_repo = "https://robot:s3cret@git.example/bench.git";
+	f.job.bench_commit = SHA_GOOD;
+	f.job.repo_url = "https://robot:s3cret@git.example/toy.git";
+	assert_int_equal(report_build(&mail, &f.job), 0);
+	assert_line(mail.message,
+		    "\tgit clone 'https://robot:***@git.example/bench.git' "
+		    "bench && git -C bench checkout " SHA_GOOD);
+	assert_line(mail.message, "\texport STATBISECT_BENCH_DIR=$PWD/bench");
+	assert_null(strstr(mail.message, "s3cret"));
+	/* The bench first, then the tree (whose cd would move $PWD), then
+	 * the build. */
+	bench = strstr(mail.message, "\texport STATBISECT_BENCH_DIR");
+	clone = strstr(mail.message,
+		       "\tgit clone 'https://robot:***@git.example/toy.git' "
+		       "toy && cd toy && git checkout " SHA_CULPRIT);
+	build = strstr(mail.message, "\tmake\r\n");
+	assert_non_null(bench);
+	assert_non_null(clone);
+	assert_non_null(build);
+	assert_true(bench < clone && clone < build);
+	report_mail_clear(&mail);
+	report_samples_clear(&f.samples);
+}
+
+/* Without a bench commit (the job never ran), no bench lines. */
+static void test_report_build__no_bench_lines_without_commit(void **state)
+{
+	struct fixture f;
+	struct report_mail mail;
+
+	(void)state;
+	fixture_init(&f);
+	f.job.bench_repo = "https://git.example/bench.git";
+	assert_int_equal(report_build(&mail, &f.job), 0);
+	assert_null(strstr(mail.message, "STATBISECT_BENCH_DIR"));
+	assert_null(strstr(mail.message, "bench.git"));
+	report_mail_clear(&mail);
+	report_samples_clear(&f.samples);
+}
+
 static void test_report_build__inconclusive_says_why(void **state)
 {
 	struct fixture f;
@@ -432,6 +484,8 @@ int main(void)
 	    cmocka_unit_test(test_report_build__samples_leave_out_bad_names),
 	    cmocka_unit_test(test_report_build__regression),
 	    cmocka_unit_test(test_report_build__no_change_with_nobody_to_tell),
+	    cmocka_unit_test(test_report_build__bench_repo_in_reproduce),
+	    cmocka_unit_test(test_report_build__no_bench_lines_without_commit),
 	    cmocka_unit_test(test_report_build__inconclusive_says_why),
 	    cmocka_unit_test(test_report_build__several_changes),
 	    cmocka_unit_test(test_report_build__overlong_link_left_out),

@@ -214,6 +214,37 @@ static void test_report_compare__body_has_the_table(void **state)
 	free(body);
 }
 
+/* A benchmark repository is fetched beside the tree before the
+ * revisions' checkouts, its password masked (report_bench_command). */
+static void test_report_compare__bench_before_the_checkouts(void **state)
+{
+	struct report_compare_input in;
+	struct report_compare_column columns[3];
+	struct report_compare_row row;
+	char *body = NULL, *bench;
+
+	(void)state;
+	fill(&in, columns, &row);
+	bench = report_bench_command("https://u:pw@git.example/b.git", SHA_A);
+	assert_string_equal(
+	    bench, "git clone 'https://u:***@git.example/b.git' bench "
+		   "&& git -C bench checkout " SHA_A "\n"
+		   "export STATBISECT_BENCH_DIR=$PWD/bench");
+	assert_null(report_bench_command("https://git.example/b.git", NULL));
+	assert_null(report_bench_command(NULL, SHA_A));
+	in.bench_cmd = bench;
+	assert_int_equal(report_compare_body(&body, &in), 0);
+	assert_non_null(strstr(
+	    body,
+	    "The benchmark, beside the tree:\n\n"
+	    "\tgit clone 'https://u:***@git.example/b.git' bench && "
+	    "git -C bench checkout " SHA_A "\n"
+	    "\texport STATBISECT_BENCH_DIR=$PWD/bench\n\n"
+	    "To reproduce, for each revision:\n\n\tgit checkout " SHA_A));
+	free(body);
+	free(bench);
+}
+
 static void test_report_compare__refuses_bad_input(void **state)
 {
 	struct report_compare_input in;
@@ -332,6 +363,7 @@ int main(void)
 	    cmocka_unit_test(test_report_compare__table_head),
 	    cmocka_unit_test(test_report_compare__subject),
 	    cmocka_unit_test(test_report_compare__body_has_the_table),
+	    cmocka_unit_test(test_report_compare__bench_before_the_checkouts),
 	    cmocka_unit_test(test_report_compare__refuses_bad_input),
 	    cmocka_unit_test(test_report_compare__unmeasured_column),
 	    cmocka_unit_test(

@@ -189,6 +189,39 @@ static void test_store_tasks__claim_hands_out_the_plan_once(void **state)
 	store_claim_clear(&claim);
 }
 
+/* The first bench commit uploaded is the job's; the same one again is
+ * fine, another is refused; a claim of the job then names it. */
+static void test_store_tasks__bench_commit_is_pinned_once(void **state)
+{
+	static const char sha1[] = "1111111111111111111111111111111111111111";
+	static const char sha2[] = "2222222222222222222222222222222222222222";
+	struct store_claim claim;
+	long long worker, job = make_job("bench");
+
+	(void)state;
+	assert_int_equal(store_tasks_bench_pin(db_conn(), job, sha1), 0);
+	assert_int_equal(store_tasks_bench_pin(db_conn(), job, sha1), 0);
+	assert_int_equal(store_tasks_bench_pin(db_conn(), job, sha2),
+			 STORE_CONFLICT);
+	assert_int_equal(store_tasks_bench_pin(db_conn(), job + 1000, sha1),
+			 STORE_NOT_FOUND);
+	assert_int_equal(store_workers_register(&worker, db_conn(), "box",
+						"bench", NULL, token_a),
+			 0);
+	queue_two_commit_task(job);
+	assert_int_equal(db_begin(db_conn()), 0);
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), worker, token_a, LEASE, 60),
+	    0);
+	assert_int_equal(db_commit(db_conn()), 0);
+	assert_int_equal(claim.job_id, job);
+	assert_string_equal(claim.bench_sha, sha1);
+	/* The fixture's testcase names no benchmark repository. */
+	assert_string_equal(claim.bench_repo, "");
+	assert_string_equal(claim.bench_rev, "");
+	store_claim_clear(&claim);
+}
+
 static void test_store_tasks__lease_lock_extend_and_finish(void **state)
 {
 	struct store_task_lease held;
@@ -685,6 +718,7 @@ int main(void)
 	    cmocka_unit_test(
 		test_store_tasks__register_again_keeps_the_worker),
 	    cmocka_unit_test(test_store_tasks__claim_hands_out_the_plan_once),
+	    cmocka_unit_test(test_store_tasks__bench_commit_is_pinned_once),
 	    cmocka_unit_test(test_store_tasks__lease_lock_extend_and_finish),
 	    cmocka_unit_test(test_store_tasks__runs_come_back_in_upload_order),
 	    cmocka_unit_test(
