@@ -82,6 +82,7 @@ void jobs_request_from_json(struct jobs_request *out, json_t *body,
 	out->notify = json_object_get(body, "notify");
 	if (json_is_null(out->notify))
 		out->notify = NULL;
+	webhooks_request_read(&out->webhook, body, errors);
 }
 
 void jobs_request_check(const struct jobs_request *request,
@@ -353,6 +354,8 @@ static int store(long long *out_id, PGconn *conn,
 		/* Never with `within`: such jobs are listed at once. */
 		if (store_jobs_create_resolving(out_id, conn, &job, far->good,
 						far->bad) < 0 ||
+		    webhooks_save(conn, STORE_WEBHOOK_JOB, *out_id,
+				  &request->webhook, false) < 0 ||
 		    db_commit(conn) < 0) {
 			db_rollback(conn);
 			goto out;
@@ -362,6 +365,8 @@ static int store(long long *out_id, PGconn *conn,
 		goto out;
 	}
 	if (store_jobs_create(out_id, conn, &job, commits, count) < 0 ||
+	    webhooks_save(conn, STORE_WEBHOOK_JOB, *out_id, &request->webhook,
+			  false) < 0 ||
 	    (request->revision_count > 0 &&
 	     compare_mark(conn, *out_id, request) < 0) ||
 	    store_jobs_lock(conn, *out_id, NULL) != 0 ||

@@ -38,6 +38,7 @@ static void usage(FILE *out)
 	    "           [--inbox MAILDIR] [--inbox-timeout SECONDS]\n"
 	    "           [--max-jobs-per-hour N] [--max-open-jobs N]\n"
 	    "           [--machine-timeout SECONDS]\n"
+	    "           [--webhook-retry-max SECONDS]\n"
 	    "environment: STATBISECT_DB, STATBISECT_LISTEN,"
 	    " STATBISECT_SMTP_URL,\n"
 	    "  STATBISECT_MAIL_FROM, STATBISECT_ADMIN_TOKEN,"
@@ -47,7 +48,8 @@ static void usage(FILE *out)
 	    " STATBISECT_CONNECTION_TIMEOUT,\n"
 	    "  STATBISECT_INBOX, STATBISECT_INBOX_TIMEOUT,\n"
 	    "  STATBISECT_MAX_JOBS_PER_HOUR, STATBISECT_MAX_OPEN_JOBS,\n"
-	    "  STATBISECT_MACHINE_TIMEOUT\n");
+	    "  STATBISECT_MACHINE_TIMEOUT, STATBISECT_WEBHOOK_RETRY_MAX,\n"
+	    "  STATBISECT_WEBHOOK_SECRET, STATBISECT_WEBHOOK_TOKEN\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -178,6 +180,7 @@ static const struct option long_options[] = {
     {"max-jobs-per-hour", required_argument, NULL, 'J'},
     {"max-open-jobs", required_argument, NULL, 'O'},
     {"machine-timeout", required_argument, NULL, 'M'},
+    {"webhook-retry-max", required_argument, NULL, 'H'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -201,6 +204,13 @@ static void options_defaults(struct options *opts)
 	opts->machine_timeout = env_or("STATBISECT_MACHINE_TIMEOUT", "120");
 	server_config.smtp_retry_max =
 	    (unsigned)atoi(env_or("STATBISECT_SMTP_RETRY_MAX", "3600"));
+	server_config.webhook_retry_max =
+	    (unsigned)atoi(env_or("STATBISECT_WEBHOOK_RETRY_MAX", "3600"));
+	/* Secrets come from the environment only, never the command line,
+	 * where ps shows them. */
+	server_config.webhook_secret =
+	    env_or("STATBISECT_WEBHOOK_SECRET", NULL);
+	server_config.webhook_token = env_or("STATBISECT_WEBHOOK_TOKEN", NULL);
 }
 
 /* Takes one option; false for one not known. */
@@ -262,6 +272,9 @@ static bool option_take(struct options *opts, int opt, char *arg)
 	case 'M':
 		opts->machine_timeout = arg;
 		break;
+	case 'H':
+		server_config.webhook_retry_max = (unsigned)atoi(arg);
+		break;
 	default:
 		return false;
 	}
@@ -322,10 +335,13 @@ static int options_check(const struct options *opts, char **host,
 	    opts->threads < 1 || opts->threads > 64 ||
 	    server_config.lease_seconds < 2 ||
 	    server_config.smtp_retry_max < 1 ||
-	    server_config.smtp_retry_max > 86400) {
+	    server_config.smtp_retry_max > 86400 ||
+	    server_config.webhook_retry_max < 1 ||
+	    server_config.webhook_retry_max > 86400) {
 		fprintf(stderr, "statbisect-server: --listen takes HOST:PORT, "
 				"--threads 1-64, --lease-seconds >= 2, "
-				"--smtp-retry-max 1-86400\n");
+				"--smtp-retry-max and --webhook-retry-max "
+				"1-86400\n");
 		free(*host);
 		*host = NULL;
 		return -1;

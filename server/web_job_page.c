@@ -15,6 +15,7 @@
 #include "strbuf.h"
 #include "svgplot.h"
 #include "web.h"
+#include "webhooks.h"
 
 /* A JSON string of malloc'd `text`, which it frees. */
 static json_t *string_take(char *text)
@@ -548,6 +549,7 @@ static json_t *job_context(PGconn *conn, long long job_id,
 		    ctx, "range",
 		    range_json(job, info.range_lo, info.range_hi, final));
 	json_object_set_new(ctx, "notify", notify_text(job));
+	json_object_set_new(ctx, "webhooks", webhooks_page_lines(job));
 	/* Runs of a machine the job moved away from are not in its plots
 	 * nor its numbers (issue 14): say so. */
 	json_object_set_new(
