@@ -256,3 +256,39 @@ def webhook_bad_urls_are_refused_and_passwords_masked(env):
           "the password is never shown")
     patched = svc.api.ok("PATCH", "/api/v1/testcases/hookbad-x", {"webhook": None})
     eq(patched["webhook"], None, "removed")
+
+
+@test
+def cli_submit_takes_a_webhook_and_its_secret_from_the_environment(env):
+    import subprocess
+    svc = env.svc
+    repo, shas = bench_repo(os.path.join(env.root, "hookcli"), 3, owner=__name__)
+    svc.register("hookcli", repo, "hookcli-tc")
+    binary = os.path.join(harness.ROOT, "bin", "statbisect")
+
+    def run(*args, secret=None):
+        e = {k: v for k, v in os.environ.items() if not k.startswith("STATBISECT_")}
+        e.update(STATBISECT_SERVER=svc.url, STATBISECT_TOKEN=svc.submit_token)
+        if secret is not None:
+            e["STATBISECT_WEBHOOK_SECRET"] = secret
+        r = subprocess.run([binary, "submit", "--repo", "hookcli", "--testcase",
+                            "hookcli-tc", "--good", shas[0], "--bad", "main", "--json"]
+                           + list(args), env=e, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=120)
+        return r.returncode, r.stdout.decode(), r.stderr.decode()
+
+    jobs_before = svc.psql("select count(*) from jobs")
+    code, out, err = run("--webhook", "ftp://hooks.example.org/x")
+    eq(code, 2, "a bad webhook URL exits 2: %s" % err)
+    check("webhook.url" in err and "http://" in err, "the server's reason: %r" % err)
+    eq(svc.psql("select count(*) from jobs"), jobs_before, "no job created")
+    code, out, err = run("--webhook-format", "github-status")
+    eq(code, 2, "--webhook-format alone")
+    code, out, err = run("--webhook", "https://u:pw@hooks.example.org/s/{sha}",
+                         "--webhook-format", "github-status", secret="from env")
+    eq(code, 0, "submitted: %s" % err)
+    job = svc.api.ok("GET", "/api/v1/jobs/%d" % json.loads(out)["id"])
+    eq(job["webhook"], {"url": "https://u:***@hooks.example.org/s/{sha}",
+                        "format": "github-status", "secret_set": True},
+       "the job's webhook")
+    check("pw@" not in out and "from env" not in out, "nothing secret printed")
