@@ -35,6 +35,9 @@ const struct web_admin_field web_admin_testcase_fields[] = {
     {"monitors", "Monitors"},
     {"notify", "Notify"},
     {"notify_author", "Also mail the author of the culprit"},
+    {"webhook_url", "Webhook URL"},
+    {"webhook_format", "Webhook format"},
+    {"webhook_secret", "Webhook secret"},
     {NULL, NULL},
 };
 
@@ -74,7 +77,34 @@ json_t *web_admin_testcase_values(json_t *form)
 	    json_boolean(better != NULL && strcmp(better, "false") == 0));
 	json_object_set_new(values, "notify_author",
 			    json_boolean(form_set(form, "notify_author")));
+	json_object_set_new(
+	    values, "webhook_github",
+	    json_boolean(json_string_value(json_object_get(
+			     values, "webhook_format")) != NULL &&
+			 strcmp(json_string_value(
+				    json_object_get(values, "webhook_format")),
+				"github-status") == 0));
 	return values;
+}
+
+/* The form's webhook as the API takes it: null when the URL is empty
+ * (none; on an edit, removed), and a secret left empty keeps the one
+ * stored. */
+static json_t *webhook_of_form(json_t *values)
+{
+	const char *url =
+	    json_string_value(json_object_get(values, "webhook_url"));
+	const char *format =
+	    json_string_value(json_object_get(values, "webhook_format"));
+	const char *secret =
+	    json_string_value(json_object_get(values, "webhook_secret"));
+
+	if (url == NULL || url[0] == '\0')
+		return json_null();
+	return json_pack("{s:s,s:s?,s:s?}", "url", url, "format",
+			 format != NULL && format[0] != '\0' ? format : NULL,
+			 "secret",
+			 secret != NULL && secret[0] != '\0' ? secret : NULL);
 }
 
 /* A parameter's value: a JSON number when the text is one, else the
@@ -244,6 +274,7 @@ json_t *web_admin_testcase_body(json_t *values, struct field_errors *errors)
 				json_object_get(values, "notify"))));
 	json_object_set(body, "notify_author",
 			json_object_get(values, "notify_author"));
+	json_object_set_new(body, "webhook", webhook_of_form(values));
 	return body;
 }
 
@@ -325,6 +356,12 @@ static json_t *testcase_as_form(json_t *testcase)
 		}
 	}
 	testcase_lists_as_form(form, testcase);
+	json_object_set(
+	    form, "webhook_url",
+	    json_object_get(json_object_get(testcase, "webhook"), "url"));
+	json_object_set(
+	    form, "webhook_format",
+	    json_object_get(json_object_get(testcase, "webhook"), "format"));
 	return form;
 }
 

@@ -29,7 +29,10 @@ static bool member_text(const char **out, json_t *hook, const char *key,
 	if (!json_is_string(v) ||
 	    strlen(json_string_value(v)) != json_string_length(v)) {
 		fields_add(errors, field, 400, "invalid_field",
-			   "'%s' must be a string", field);
+			   "the %s must be a string",
+			   strcmp(key, "url") == 0	? "webhook URL"
+			   : strcmp(key, "format") == 0 ? "webhook format"
+							: "webhook secret");
 		return false;
 	}
 	*out = json_string_value(v);
@@ -40,9 +43,8 @@ void webhooks_request_read(struct webhooks_request *out, json_t *body,
 			   struct field_errors *errors)
 {
 	json_t *hook = json_object_get(body, "webhook");
-	enum webhook_format format;
+	bool url_ok, format_ok, secret_ok;
 	const char *key;
-	char *cause = NULL;
 	json_t *v;
 
 	memset(out, 0, sizeof(*out));
@@ -69,33 +71,40 @@ void webhooks_request_read(struct webhooks_request *out, json_t *body,
 			break;
 		}
 	}
-	if (member_text(&out->url, hook, "url", "webhook.url", errors)) {
-		if (out->url == NULL)
-			fields_add(errors, "webhook.url", 400, "missing_field",
-				   "'webhook.url' is required");
-		else if (webhook_url_check(out->url, &cause) < 0)
-			fields_add(errors, "webhook.url", 400, "invalid_field",
-				   "'webhook.url': %s",
-				   cause != NULL ? cause : "out of memory");
-	}
+	url_ok = member_text(&out->url, hook, "url", "webhook.url", errors);
+	format_ok = member_text(&out->format, hook, "format", "webhook.format",
+				errors);
+	secret_ok = member_text(&out->secret, hook, "secret", "webhook.secret",
+				errors);
+	webhooks_request_check(out, url_ok, format_ok, secret_ok, errors);
+}
+
+void webhooks_request_check(struct webhooks_request *request, bool url,
+			    bool format, bool secret,
+			    struct field_errors *errors)
+{
+	enum webhook_format parsed;
+	char *cause = NULL;
+
+	if (url && request->url == NULL)
+		fields_add(errors, "webhook.url", 400, "missing_field",
+			   "the webhook needs a URL");
+	else if (url && webhook_url_check(request->url, &cause) < 0)
+		fields_add(errors, "webhook.url", 400, "invalid_field", "%s",
+			   cause != NULL ? cause : "out of memory");
 	free(cause);
-	if (member_text(&out->format, hook, "format", "webhook.format",
-			errors)) {
-		if (out->format == NULL)
-			out->format = "statbisect";
-		else if (webhook_format_parse(&format, out->format) < 0)
-			bad(errors, "webhook.format",
-			    "'webhook.format' must be 'statbisect' or "
-			    "'github-status'");
-	}
-	if (member_text(&out->secret, hook, "secret", "webhook.secret",
-			errors) &&
-	    out->secret != NULL &&
-	    (out->secret[0] == '\0' ||
-	     !validate_text(out->secret, WEBHOOK_SECRET_MAX, false)))
+	if (format && request->format == NULL)
+		request->format = "statbisect";
+	else if (format && webhook_format_parse(&parsed, request->format) < 0)
+		bad(errors, "webhook.format",
+		    "the webhook format must be 'statbisect' or "
+		    "'github-status'");
+	if (secret && request->secret != NULL &&
+	    (request->secret[0] == '\0' ||
+	     !validate_text(request->secret, WEBHOOK_SECRET_MAX, false)))
 		bad(errors, "webhook.secret",
-		    "'webhook.secret' must be 1 to 512 bytes without control "
-		    "characters");
+		    "the webhook secret must be 1 to 512 bytes without "
+		    "control characters");
 }
 
 int webhooks_save(PGconn *conn, enum store_webhook_owner owner,

@@ -45,6 +45,16 @@ void webhooks_request_read(struct webhooks_request *out, json_t *body,
 			   struct field_errors *errors);
 
 /*
+ * The value rules of a webhook whose parts were read (a form fills
+ * url, format and secret itself, with given set): the URL's (when `url`),
+ * the format's, NULL becoming "statbisect" (when `format`), and the
+ * secret's (when `secret`), adding the errors as webhooks_request_read.
+ */
+void webhooks_request_check(struct webhooks_request *request, bool url,
+			    bool format, bool secret,
+			    struct field_errors *errors);
+
+/*
  * Stores what `request` asks for testcase or job `owner_id` (nothing
  * when it was not given), in the caller's transaction.  When
  * `keep_secret`, a webhook given without a secret keeps the one stored

@@ -292,3 +292,68 @@ def cli_submit_takes_a_webhook_and_its_secret_from_the_environment(env):
                         "format": "github-status", "secret_set": True},
        "the job's webhook")
     check("pw@" not in out and "from env" not in out, "nothing secret printed")
+
+
+@test
+def webhook_in_the_submit_and_testcase_forms(env):
+    from test_web import Browser, error_of, field
+    svc = env.svc
+    repo, shas = bench_repo(os.path.join(env.root, "hookform"), 3, owner=__name__)
+    svc.register("hookform", repo, "hookform-tc")
+
+    # The submit form: a bad URL shows next to its field with the other
+    # errors, and nothing is created; a good one makes the job's webhook.
+    b = Browser(svc.url).sign_in(svc.submit_token)
+    _, _, page = b.get("/jobs/new")
+    jobs_before = svc.psql("select count(*) from jobs")
+    form = {"csrf": field(page, "csrf"), "repo": "hookform", "testcase": "hookform-tc",
+            "good": shas[0], "bad": "main", "runs_min": "x",
+            "webhook_url": "ftp://hooks.example.org/x", "webhook_format": "github-status",
+            "webhook_secret": "form secret"}
+    status, _, page = b.post("/jobs/new", form)
+    eq(status, 400, "refused")
+    check("http:// or https://" in (error_of(page, "webhook_url") or ""),
+          "the URL's error by its field: %r" % error_of(page, "webhook_url"))
+    check(error_of(page, "runs_min"), "and the other field's error at once")
+    eq(field(page, "webhook_url"), "ftp://hooks.example.org/x", "the URL kept")
+    check('<option value="github-status" selected>' in page, "the format kept")
+    check("form secret" not in page, "the secret is not shown back")
+    eq(svc.psql("select count(*) from jobs"), jobs_before, "no job created")
+    form.update(runs_min="", webhook_url="https://hooks.example.org/s/{sha}")
+    status, hdrs, _ = b.post("/jobs/new", form)
+    eq(status, 303, "submitted")
+    job_id = int(hdrs["Location"].rsplit("/", 1)[1])
+    eq(svc.api.ok("GET", "/api/v1/jobs/%d" % job_id)["webhook"],
+       {"url": "https://hooks.example.org/s/{sha}", "format": "github-status",
+        "secret_set": True}, "the job's webhook from the form")
+
+    # The testcase forms: create with a webhook, edit keeps the masked URL's
+    # password and the secret when they are left as shown.
+    a = Browser(svc.url).sign_in(harness.ADMIN)
+    _, _, page = a.get("/admin/testcases")
+    tc = {"csrf": a.csrf, "name": "hookform-made", "build": "true", "run": "echo 'k: 1'",
+          "kpi": "k", "higher_is_better": "true", "webhook_url": "not a url",
+          "webhook_format": "statbisect", "webhook_secret": "tc form secret"}
+    status, _, page = a.post("/admin/testcases", tc)
+    eq(status, 400, "bad webhook URL refused")
+    check(error_of(page, "webhook_url"), "error next to the webhook URL")
+    eq(svc.api.call("GET", "/api/v1/testcases/hookform-made")[0], 404, "not created")
+    tc["webhook_url"] = "https://u:pw@hooks.example.org/t"
+    status, _, _ = a.post("/admin/testcases", tc)
+    eq(status, 303, "created")
+    _, _, page = a.get("/admin/testcases/hookform-made/edit")
+    eq(field(page, "webhook_url"), "https://u:***@hooks.example.org/t", "masked on the page")
+    check("tc form secret" not in page and "u:pw@" not in page, "no secret on the page")
+    edit = {"csrf": a.csrf, "build": "true", "run": "echo 'k: 2'", "kpi": "k",
+            "higher_is_better": "true", "webhook_url": field(page, "webhook_url"),
+            "webhook_format": "github-status", "webhook_secret": ""}
+    status, _, page = a.post("/admin/testcases/hookform-made/edit", edit)
+    eq(status, 303, "saved: %s" % (error_of(page, "webhook_url") if status != 303 else ""))
+    eq(svc.psql("select url || ' ' || format || ' ' || secret from webhooks w join testcases t"
+                " on t.id = w.testcase_id where t.name = 'hookform-made'"
+                " and t.deleted_at is null"),
+       "https://u:pw@hooks.example.org/t github-status tc form secret", "kept as stored")
+    edit["webhook_url"] = ""
+    status, _, _ = a.post("/admin/testcases/hookform-made/edit", edit)
+    eq(status, 303, "saved without a webhook")
+    eq(svc.api.ok("GET", "/api/v1/testcases/hookform-made")["webhook"], None, "removed")
