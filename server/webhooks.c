@@ -217,9 +217,14 @@ int webhooks_job_ended(PGconn *conn, long long job_id, const char *base_url)
 		return -1;
 	if (due.count > 0) {
 		job = jobs_json(conn, job_id, &failed);
-		rc = job == NULL ? -1 : 0;
+		/* A job that cannot be shown posts nothing, but still ends;
+		 * a database error fails the transaction anyway. */
+		if (job == NULL && !failed)
+			log_error("job %lld: cannot make its webhooks' bodies",
+				  job_id);
+		rc = job == NULL && failed ? -1 : 0;
 	}
-	for (i = 0; rc == 0 && i < due.count; i++) {
+	for (i = 0; job != NULL && rc == 0 && i < due.count; i++) {
 		rc = queue_one(conn, job_id, &due.items[i], job, base_url);
 		if (rc == 0)
 			log_info("job %lld: %s webhook queued", job_id,

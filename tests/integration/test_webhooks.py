@@ -357,3 +357,38 @@ def webhook_in_the_submit_and_testcase_forms(env):
     status, _, _ = a.post("/admin/testcases/hookform-made/edit", edit)
     eq(status, 303, "saved without a webhook")
     eq(svc.api.ok("GET", "/api/v1/testcases/hookform-made")["webhook"], None, "removed")
+
+
+@test
+def a_job_failed_while_resolving_posts_an_error_status(env):
+    import subprocess
+    import test_longrange
+    svc = env.svc
+    recv = Receiver()
+    try:
+        repo, shas = test_longrange.long_repo(os.path.join(env.root, "hooklong"),
+                                              test_longrange.LONG, {})
+        svc.register("hooklong", repo, "hooklong-tc", webhook={
+            "url": recv.url + "/s/{sha}", "format": "github-status"})
+        tree = subprocess.run(["git", "-C", repo.path, "mktree"], input="", check=True,
+                              capture_output=True, text=True).stdout.strip()
+        orphan = subprocess.run(["git", "-C", repo.path, "commit-tree", tree, "-m", "orphan"],
+                                check=True, capture_output=True, text=True,
+                                env=repo.env).stdout.strip()
+        subprocess.run(["git", "-C", repo.path, "branch", "other", orphan], check=True)
+        job = svc.api.ok("POST", "/api/v1/jobs", {"repo": "hooklong", "testcase": "hooklong-tc",
+                                                  "good": orphan, "bad": shas[-1]},
+                         expect=(202,), token=svc.submit_token)
+        hooks = wait_hooks(svc, job["id"], 1)
+        eq(svc.api.ok("GET", "/api/v1/jobs/%d" % job["id"])["state"], "failed", "failed")
+        eq((hooks["testcase"]["state"], hooks["testcase"]["last_status"]), ("delivered", 200),
+           "delivered")
+        path, headers, body = recv.to("/s/")[0]
+        eq(path, "/s/" + shas[-1], "the bad commit")
+        status = json.loads(body)
+        eq(status["state"], "error", "a failed job is an error")
+        check(status["description"].startswith("failed: the range cannot be listed"),
+              status["description"])
+        check("X-Statbisect-Signature-256" not in headers, "no secret, no signature")
+    finally:
+        recv.stop()
