@@ -280,7 +280,7 @@ def cli_submit_takes_a_webhook_and_its_secret_from_the_environment(env):
     jobs_before = svc.psql("select count(*) from jobs")
     code, out, err = run("--webhook", "ftp://hooks.example.org/x")
     eq(code, 2, "a bad webhook URL exits 2: %s" % err)
-    check("webhook.url" in err and "http://" in err, "the server's reason: %r" % err)
+    check("webhook URL" in err and "http://" in err, "the server's reason: %r" % err)
     eq(svc.psql("select count(*) from jobs"), jobs_before, "no job created")
     code, out, err = run("--webhook-format", "github-status")
     eq(code, 2, "--webhook-format alone")
@@ -292,6 +292,11 @@ def cli_submit_takes_a_webhook_and_its_secret_from_the_environment(env):
                         "format": "github-status", "secret_set": True},
        "the job's webhook")
     check("pw@" not in out and "from env" not in out, "nothing secret printed")
+    # A re-run keeps the job's webhook, its secret and password included.
+    again = svc.api.ok("POST", "/api/v1/jobs/%d/rerun" % job["id"], token=svc.submit_token)
+    eq(svc.psql("select url || ' ' || format || ' ' || secret from webhooks"
+                " where job_id = %d" % again["id"]),
+       "https://u:pw@hooks.example.org/s/{sha} github-status from env", "re-run's webhook")
 
 
 @test
