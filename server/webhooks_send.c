@@ -43,48 +43,39 @@ static int abort_on_stop(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 /* The request's headers; NULL when memory ran out. */
 static struct curl_slist *headers_of(const struct store_webhook_delivery *d)
 {
-	struct curl_slist *h = NULL, *added;
-	char line[1024];
 	const char *token = server_config.webhook_token;
+	char delivery[64], signature[128], authorization[1024];
+	const char *lines[8] = {"Content-Type: application/json",
+				"User-Agent: statbisect",
+				"X-Statbisect-Event: job.finished", delivery};
+	struct curl_slist *h = NULL, *added;
+	size_t n = 4, i;
 
-	const char *fixed[] = {"Content-Type: application/json",
-			       "User-Agent: statbisect",
-			       "X-Statbisect-Event: job.finished", NULL};
-	for (size_t i = 0; fixed[i] != NULL; i++) {
-		if ((added = curl_slist_append(h, fixed[i])) == NULL)
-			goto fail;
-		h = added;
-	}
-	snprintf(line, sizeof(line), "X-Statbisect-Delivery: %lld", d->id);
-	if ((added = curl_slist_append(h, line)) == NULL)
-		goto fail;
-	h = added;
+	snprintf(delivery, sizeof(delivery), "X-Statbisect-Delivery: %lld",
+		 d->id);
 	if (d->signature != NULL) {
-		snprintf(line, sizeof(line), "X-Statbisect-Signature-256: %s",
-			 d->signature);
-		if ((added = curl_slist_append(h, line)) == NULL)
-			goto fail;
-		h = added;
+		snprintf(signature, sizeof(signature),
+			 "X-Statbisect-Signature-256: %s", d->signature);
+		lines[n++] = signature;
 	}
 	/* GitHub's commit status API wants a token; only that format gets
-	 * the server's. */
+	 * the server's (one that could end the header line is never sent). */
 	if (strcmp(d->format, "github-status") == 0 && token != NULL &&
-	    token[0] != '\0') {
-		snprintf(line, sizeof(line), "Authorization: Bearer %s",
-			 token);
-		if ((added = curl_slist_append(h, line)) == NULL)
-			goto fail;
-		h = added;
-		added = curl_slist_append(
-		    h, "Accept: application/vnd.github+json");
-		if (added == NULL)
-			goto fail;
+	    token[0] != '\0' && strpbrk(token, "\r\n") == NULL) {
+		snprintf(authorization, sizeof(authorization),
+			 "Authorization: Bearer %s", token);
+		lines[n++] = authorization;
+		lines[n++] = "Accept: application/vnd.github+json";
+	}
+	for (i = 0; i < n; i++) {
+		added = curl_slist_append(h, lines[i]);
+		if (added == NULL) {
+			curl_slist_free_all(h);
+			return NULL;
+		}
 		h = added;
 	}
 	return h;
-fail:
-	curl_slist_free_all(h);
-	return NULL;
 }
 
 /*
