@@ -6,7 +6,7 @@
 
 CC      ?= cc
 CFLAGS  ?= -O2 -g
-PKGS    := libmicrohttpd libgit2 gsl libpq jansson libcurl
+PKGS    := libmicrohttpd libgit2 gsl libpq jansson libcurl libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)

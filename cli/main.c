@@ -40,7 +40,8 @@ struct cli_options {
 	const char *repo, *testcase, *good, *bad;
 	json_t *notify;	   /* array of strings */
 	json_t *revisions; /* submit --revision: a compare job */
-	const char *fix;   /* retest --fix */
+	const char *webhook, *webhook_format; /* submit --webhook */
+	const char *fix;		      /* retest --fix */
 	bool wait, json, poll_given;
 	long long runs_min, runs_max; /* 0: the testcase's */
 	double poll_s;
@@ -54,13 +55,16 @@ static void usage(FILE *out)
 		" --good REV --bad REV\n"
 		"                         [--notify ADDRESS]..."
 		" [--runs-min N] [--runs-max N]\n"
+		"                         [--webhook URL]"
+		" [--webhook-format statbisect|github-status]\n"
 		"                         [--wait] [--poll SECONDS]"
 		" [--json]\n"
 		"       statbisect submit --repo NAME --testcase NAME"
 		" --revision REV --revision REV...\n"
 		"                         (a compare job of 2 to 4 revisions,"
 		" the first the base;\n"
-		"                         --notify, --runs-*, --wait, --json"
+		"                         --notify, --runs-*, --webhook*,"
+		" --wait, --json"
 		" as above)\n"
 		"       statbisect retest JOB --fix REV [--wait]"
 		" [--poll SECONDS] [--json]\n"
@@ -82,7 +86,12 @@ static void usage(FILE *out)
 		"improvement (or the\n"
 		"command succeeded), 1 regression, 2 error, inconclusive, "
 		"failed or\n"
-		"cancelled.\n");
+		"cancelled.\n"
+		"--webhook URL gets a JSON POST when the job ends ({sha} in it"
+		" becomes the\n"
+		"bad commit), signed with STATBISECT_WEBHOOK_SECRET when that"
+		" is set\n"
+		"(docs/CI.md, \"Webhooks\").\n");
 }
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -557,6 +566,17 @@ static int cmd_submit(struct remote *remote, const struct cli_options *o)
 	if (o->runs_max > 0)
 		json_object_set_new(body, "runs_max",
 				    json_integer(o->runs_max));
+	/* The webhook's secret comes from the environment, never the
+	 * command line, where ps shows it. */
+	if (o->webhook != NULL &&
+	    json_object_set_new(
+		body, "webhook",
+		json_pack("{s:s,s:s?,s:s?}", "url", o->webhook, "format",
+			  o->webhook_format, "secret",
+			  getenv("STATBISECT_WEBHOOK_SECRET"))) < 0) {
+		json_decref(body);
+		return fail("--webhook must be UTF-8 text");
+	}
 	status = post_job(remote, o, "/api/v1/jobs", body);
 	json_decref(body);
 	return status;
@@ -708,7 +728,9 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 		OPT_RUNS_MIN,
 		OPT_RUNS_MAX,
 		OPT_REVISION,
-		OPT_FIX
+		OPT_FIX,
+		OPT_WEBHOOK,
+		OPT_WEBHOOK_FORMAT
 	};
 	static const struct option options[] = {
 	    {"repo", required_argument, NULL, OPT_REPO},
@@ -725,6 +747,8 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 	    {"runs-max", required_argument, NULL, OPT_RUNS_MAX},
 	    {"revision", required_argument, NULL, OPT_REVISION},
 	    {"fix", required_argument, NULL, OPT_FIX},
+	    {"webhook", required_argument, NULL, OPT_WEBHOOK},
+	    {"webhook-format", required_argument, NULL, OPT_WEBHOOK_FORMAT},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -762,6 +786,12 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 			break;
 		case OPT_FIX:
 			o->fix = optarg;
+			break;
+		case OPT_WEBHOOK:
+			o->webhook = optarg;
+			break;
+		case OPT_WEBHOOK_FORMAT:
+			o->webhook_format = optarg;
 			break;
 		case OPT_WAIT:
 			o->wait = true;
@@ -821,6 +851,10 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 		return fail("unknown command '%s': submit, retest, status, "
 			    "report or cancel (see --help)",
 			    o->command);
+	if (o->webhook_format != NULL && o->webhook == NULL)
+		return fail("--webhook-format needs --webhook URL");
+	if ((o->webhook != NULL) && !submit)
+		return fail("--webhook is for submit only");
 	if ((o->fix != NULL) != retest)
 		return fail(retest ? "retest needs --fix REV"
 				   : "--fix is for retest only");

@@ -82,6 +82,7 @@ void jobs_request_from_json(struct jobs_request *out, json_t *body,
 	out->notify = json_object_get(body, "notify");
 	if (json_is_null(out->notify))
 		out->notify = NULL;
+	webhooks_request_read(&out->webhook, body, errors);
 }
 
 void jobs_request_check(const struct jobs_request *request,
@@ -353,6 +354,8 @@ static int store(long long *out_id, PGconn *conn,
 		/* Never with `within`: such jobs are listed at once. */
 		if (store_jobs_create_resolving(out_id, conn, &job, far->good,
 						far->bad) < 0 ||
+		    webhooks_save(conn, STORE_WEBHOOK_JOB, *out_id,
+				  &request->webhook, false) < 0 ||
 		    db_commit(conn) < 0) {
 			db_rollback(conn);
 			goto out;
@@ -362,6 +365,8 @@ static int store(long long *out_id, PGconn *conn,
 		goto out;
 	}
 	if (store_jobs_create(out_id, conn, &job, commits, count) < 0 ||
+	    webhooks_save(conn, STORE_WEBHOOK_JOB, *out_id, &request->webhook,
+			  false) < 0 ||
 	    (request->revision_count > 0 &&
 	     compare_mark(conn, *out_id, request) < 0) ||
 	    store_jobs_lock(conn, *out_id, NULL) != 0 ||
@@ -472,18 +477,27 @@ int jobs_rerun(long long *out_id, PGconn *conn, long long job_id,
 {
 	struct store_job_rerun source;
 	struct jobs_request request = {0};
+	struct store_webhook_list hook = {0};
 	json_error_t e;
 	int rc;
 
-	rc = store_jobs_rerun_source(&source, conn, job_id);
-	if (rc == STORE_FAILED)
+	/* The re-run keeps the job's own webhook (webhooks.h). */
+	if (store_webhooks_get(&hook, conn, STORE_WEBHOOK_JOB, job_id) < 0)
 		return JOBS_DB_FAILED;
-	if (rc == STORE_NOT_FOUND) {
-		no_job(errors, job_id);
-		return JOBS_REFUSED;
+	if (hook.count > 0)
+		request.webhook = (struct webhooks_request){
+		    true, false, hook.items[0].url, hook.items[0].format,
+		    hook.items[0].secret};
+	rc = store_jobs_rerun_source(&source, conn, job_id);
+	if (rc == STORE_FAILED || rc == STORE_NOT_FOUND) {
+		store_webhook_list_clear(&hook);
+		if (rc == STORE_NOT_FOUND)
+			no_job(errors, job_id);
+		return rc == STORE_FAILED ? JOBS_DB_FAILED : JOBS_REFUSED;
 	}
 	rc = compare_refuse_rerun(conn, job_id, errors);
 	if (rc != 0) {
+		store_webhook_list_clear(&hook);
 		store_job_rerun_clear(&source);
 		return rc;
 	}
@@ -499,6 +513,7 @@ int jobs_rerun(long long *out_id, PGconn *conn, long long job_id,
 	log_info("job %lld: re-run requested", job_id);
 	rc = jobs_create(out_id, conn, &request, token_id, errors);
 	json_decref(request.notify);
+	store_webhook_list_clear(&hook);
 	store_job_rerun_clear(&source);
 	return rc;
 }

@@ -19,6 +19,7 @@
 #include "fields.h"
 #include "store/store_jobs.h"
 #include "store/store_repos.h"
+#include "webhooks.h"
 
 #define JOBS_REFUSED (-1)
 #define JOBS_DB_FAILED (-2)
@@ -76,6 +77,8 @@ struct jobs_request {
 	size_t revision_count;
 	const char *revision_key;
 	long long retest_of;
+	/* The job's own webhook (webhooks.h); given false: none. */
+	struct webhooks_request webhook;
 };
 
 /*

@@ -13,6 +13,7 @@
 #include "store/store_engine.h"
 #include "timeleft.h"
 #include "url.h"
+#include "webhooks.h"
 
 /*
  * Where the job stands.  While it runs: the engine's segment and estimate,
@@ -305,7 +306,7 @@ json_t *jobs_json(PGconn *conn, long long job_id, bool *failed)
 {
 	struct store_job row;
 	struct sched_job job;
-	json_t *out, *commits;
+	json_t *out, *commits, *hook;
 	size_t total_runs, tested;
 	long long builds = 0;
 	int rc;
@@ -341,6 +342,10 @@ json_t *jobs_json(PGconn *conn, long long job_id, bool *failed)
 	}
 	json_object_set_new(out, "report", delivery_json(conn, job_id));
 	json_object_set_new(out, "machine", machine_json(conn, job_id));
+	json_object_set_new(out, "webhooks",
+			    webhooks_deliveries_json(conn, job_id));
+	hook = webhooks_json(conn, STORE_WEBHOOK_JOB, job_id);
+	json_object_set_new(out, "webhook", hook != NULL ? hook : json_null());
 	/* Builds the workers did for the job; a task uploaded by a worker
 	 * that did not say counts none. */
 	if (store_jobs_builds(&builds, conn, job_id) < 0)

@@ -23,6 +23,7 @@
 #include "server.h"
 #include "store/store_outbox.h"
 #include "strbuf.h"
+#include "webhooks.h"
 
 /* Seconds of failed attempts after which a report is given up. */
 #define MAILER_GIVE_UP_SECONDS 172800
@@ -327,8 +328,11 @@ static void *mailer_main(void *arg)
 	while (!atomic_load(&m->stop)) {
 		PGconn *conn = db_conn();
 		int rc = conn != NULL ? deliver_one(m, conn) : -1;
+		/* Webhooks take turns with mail (webhooks.h). */
+		int hooks =
+		    conn != NULL ? webhooks_deliver_one(conn, &m->stop) : -1;
 
-		if (rc == 1)
+		if (rc == 1 || hooks == 1)
 			continue;
 		/* Nothing due, or the database is away: look again soon. */
 		for (int i = 0; i < 5 && !atomic_load(&m->stop); i++)

@@ -27,6 +27,9 @@
  * smtp+starttls://user%40example.org:secret@mail.example.org:587.  libcurl
  * picks the mechanism the server offers, verifies the server's certificate
  * for TLS, and does the dot-stuffing of the message.
+ *
+ * The same thread delivers the webhooks' POSTs (webhooks.h), one due
+ * mail and one due POST in turn.
  */
 #ifndef STATBISECT_MAILER_H
 #define STATBISECT_MAILER_H

@@ -40,11 +40,15 @@ static void usage(FILE *out)
 	    "           [--inbox MAILDIR] [--inbox-timeout SECONDS]\n"
 	    "           [--max-jobs-per-hour N] [--max-open-jobs N]\n"
 	    "           [--machine-timeout SECONDS]\n"
+	    "           [--webhook-retry-max SECONDS]\n"
 	    "Each option is also the environment variable STATBISECT_ and\n"
 	    "its name in capitals with '_' for '-' (--max-open-jobs:\n"
 	    "STATBISECT_MAX_OPEN_JOBS; --metrics-open: "
 	    "STATBISECT_METRICS_OPEN\n"
-	    "set to 1); an option given wins over the environment.\n");
+	    "set to 1); an option given wins over the environment.\n"
+	    "STATBISECT_WEBHOOK_SECRET and STATBISECT_WEBHOOK_TOKEN (the\n"
+	    "webhooks' signing key and bearer token) are read from the\n"
+	    "environment only, so that ps never shows them.\n");
 }
 
 static const char *env_or(const char *name, const char *fallback)
@@ -180,6 +184,7 @@ static const struct option long_options[] = {
     {"mail-from", required_argument, NULL, 'F'},
     {"admin-token", required_argument, NULL, 'A'},
     {"metrics-open", no_argument, NULL, 'o'},
+    {"webhook-retry-max", required_argument, NULL, 'H'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -209,6 +214,13 @@ static void options_defaults(struct options *opts)
 	opts->machine_timeout = env_or("STATBISECT_MACHINE_TIMEOUT", "120");
 	server_config.smtp_retry_max =
 	    (unsigned)atoi(env_or("STATBISECT_SMTP_RETRY_MAX", "3600"));
+	server_config.webhook_retry_max =
+	    (unsigned)atoi(env_or("STATBISECT_WEBHOOK_RETRY_MAX", "3600"));
+	/* Secrets come from the environment only, never the command line,
+	 * where ps shows them. */
+	server_config.webhook_secret =
+	    env_or("STATBISECT_WEBHOOK_SECRET", NULL);
+	server_config.webhook_token = env_or("STATBISECT_WEBHOOK_TOKEN", NULL);
 }
 
 /* Takes one option; false for one not known. */
@@ -283,6 +295,9 @@ static bool option_take(struct options *opts, int opt, char *arg)
 	case 'o':
 		server_config.metrics_open = true;
 		break;
+	case 'H':
+		server_config.webhook_retry_max = (unsigned)atoi(arg);
+		break;
 	default:
 		return false;
 	}
@@ -345,10 +360,13 @@ static int options_check(const struct options *opts, char **host,
 	    opts->threads < 1 || opts->threads > 64 ||
 	    server_config.lease_seconds < 2 ||
 	    server_config.smtp_retry_max < 1 ||
-	    server_config.smtp_retry_max > 86400) {
+	    server_config.smtp_retry_max > 86400 ||
+	    server_config.webhook_retry_max < 1 ||
+	    server_config.webhook_retry_max > 86400) {
 		fprintf(stderr, "statbisect-server: --listen takes HOST:PORT, "
 				"--threads 1-64, --lease-seconds >= 2, "
-				"--smtp-retry-max 1-86400\n");
+				"--smtp-retry-max and --webhook-retry-max "
+				"1-86400\n");
 		free(*host);
 		*host = NULL;
 		return -1;

@@ -20,6 +20,7 @@
 #include "server.h"
 #include "store/store_jobs.h"
 #include "store/store_resolving.h"
+#include "webhooks.h"
 
 /* How often the resolver looks for work it was not woken for (another
  * server's submissions, a job left by a server that died). */
@@ -105,7 +106,10 @@ static int resolve_one(PGconn *conn)
 	if (strcmp(state, "resolving") != 0 || commits == NULL) {
 		/* Cancelled meanwhile, or failed: off the queue. */
 		if (store_resolving_end(conn, job.job_id,
-					commits == NULL ? message : NULL) < 0)
+					commits == NULL ? message : NULL) <
+			0 ||
+		    webhooks_job_ended(conn, job.job_id,
+				       server_config.base_url) < 0)
 			goto out;
 	} else if (store_jobs_add_commits(conn, job.job_id, commits, count) <
 		       0 ||

@@ -15,6 +15,7 @@
 #include "store/store_engine.h"
 #include "store/store_tasks.h"
 #include "watcher.h"
+#include "webhooks.h"
 
 void sched_job_clear(struct sched_job *job)
 {
@@ -468,29 +469,35 @@ int sched_advance(PGconn *conn, long long job_id, const char *base_url)
 	rc = commitlog_missing_kpi(&cause, conn, &job);
 	if (rc != 0) {
 		error = rc < 0 ? -1 : fail_job(conn, &job, cause, base_url);
-		goto out;
+		goto ended;
 	}
 	/* A compare job is measured, never bisected (compare.h). */
 	rc = compare_advance(conn, &job, base_url);
 	if (rc != 0) {
 		error = rc < 0 ? -1 : 0;
-		goto out;
+		goto ended;
 	}
 	/* A head the watcher measures ends its own way (watcher.h). */
 	rc = watcher_advance(conn, &job);
 	if (rc != 0) {
 		error = rc < 0 ? -1 : 0;
-		goto out;
+		goto ended;
 	}
 	if (job.result.verdict == BISECT_PENDING &&
 	    job.result.request_count == 0) {
 		job.result.verdict = BISECT_INCONCLUSIVE;
 		job.result.reason = "the engine asked for no further runs";
 	}
-	if (job.result.verdict == BISECT_PENDING)
+	if (job.result.verdict == BISECT_PENDING) {
 		error = queue_tasks(conn, &job);
-	else
-		error = finish_job(conn, &job, base_url);
+		goto out;
+	}
+	error = finish_job(conn, &job, base_url);
+ended:
+	/* A job that ended in this step queues its webhooks' POSTs in the
+	 * same transaction, as its reports (webhooks.h). */
+	if (error == 0)
+		error = webhooks_job_ended(conn, job_id, base_url);
 out:
 	free(cause);
 	sched_job_clear(&job);

@@ -21,6 +21,12 @@ struct server_config {
 	unsigned lease_seconds;	       /* a claimed task's lease */
 	unsigned machine_timeout_s;    /* unseen this long, a worker is gone */
 	unsigned smtp_retry_max; /* longest wait between mail attempts, s */
+	/* Webhooks (webhooks.h): the longest wait between attempts, s; the
+	 * secret that signs the bodies of webhooks without their own
+	 * (STATBISECT_WEBHOOK_SECRET), and the bearer token sent with
+	 * github-status ones (STATBISECT_WEBHOOK_TOKEN); NULL: none. */
+	unsigned webhook_retry_max;
+	const char *webhook_secret, *webhook_token;
 	/* Job submissions a token may make per hour, and jobs it may have
 	 * open at once, unless the token says otherwise; 0: no limit. */
 	long long max_jobs_per_hour, max_open_jobs;

@@ -215,6 +215,7 @@ void testcases_request_read(struct testcase_request *out,
 	read_notify(out, errors, body);
 	read_bench(out, errors, body);
 	keep_json(out, errors, body);
+	webhooks_request_read(&out->webhook, body, errors);
 }
 
 void testcases_request_clear(struct testcase_request *request)
@@ -230,8 +231,20 @@ void testcases_request_clear(struct testcase_request *request)
 int testcases_create(struct store_testcase *out, struct field_errors *errors,
 		     const struct testcase_request *request)
 {
-	int error = store_testcases_create(out, db_conn(), &request->fields);
+	PGconn *conn = db_conn();
+	int error =
+	    conn != NULL && db_begin(conn) == 0 ? STORE_OK : STORE_FAILED;
 
+	/* The testcase and its webhook are stored together or not at all. */
+	if (error == STORE_OK)
+		error = store_testcases_create(out, conn, &request->fields);
+	if (error == STORE_OK &&
+	    (webhooks_save(conn, STORE_WEBHOOK_TESTCASE, out->id,
+			   &request->webhook, false) < 0 ||
+	     db_commit(conn) < 0))
+		error = STORE_FAILED;
+	if (error != STORE_OK && conn != NULL)
+		db_rollback(conn);
 	if (error == STORE_EXISTS) {
 		fields_add(errors, "name", 409, "exists",
 			   "testcase '%s' exists", request->fields.name);
@@ -291,6 +304,23 @@ json_t *testcases_json(const struct store_testcase *testcase)
 	return with_bench(shown, f);
 }
 
+json_t *testcases_json_full(const struct store_testcase *testcase,
+			    struct field_errors *errors)
+{
+	json_t *shown = testcases_json(testcase);
+	json_t *hook =
+	    webhooks_json(db_conn(), STORE_WEBHOOK_TESTCASE, testcase->id);
+
+	if (shown == NULL || hook == NULL) {
+		json_decref(shown);
+		json_decref(hook);
+		fields_db_failed(errors);
+		return NULL;
+	}
+	json_object_set_new(shown, "webhook", hook);
+	return shown;
+}
+
 json_t *testcases_list_json(struct field_errors *errors)
 {
 	struct store_testcase_list list;
@@ -333,17 +363,18 @@ void testcases_api_create(struct http_response *res, struct http_request *req)
 	struct testcase_request request;
 	struct store_testcase testcase = {0};
 	struct field_errors errors;
-	json_t *body = http_json_body(res, req);
+	json_t *body = http_json_body(res, req), *shown = NULL;
 
 	if (body == NULL)
 		return;
 	fields_init(&errors);
 	testcases_request_read(&request, &errors, body);
 	if (!fields_ok(&errors) ||
-	    testcases_create(&testcase, &errors, &request) < 0)
+	    testcases_create(&testcase, &errors, &request) < 0 ||
+	    (shown = testcases_json_full(&testcase, &errors)) == NULL)
 		fields_answer(res, &errors);
 	else
-		http_json(res, 201, testcases_json(&testcase));
+		http_json(res, 201, shown);
 	store_testcase_clear(&testcase);
 	testcases_request_clear(&request);
 	json_decref(body);
@@ -386,12 +417,10 @@ json_t *testcases_get_json(struct field_errors *errors, const char *name)
 
 	if (testcase_find(&testcase, errors, name) < 0)
 		return NULL;
-	shown = testcases_json(&testcase);
+	shown = testcases_json_full(&testcase, errors);
 	if (shown != NULL)
 		json_object_set_new(shown, "created_at",
 				    json_string(testcase.created_at));
-	else
-		fields_add(errors, "", 500, "internal", "out of memory");
 	store_testcase_clear(&testcase);
 	return shown;
 }
@@ -416,7 +445,17 @@ int testcases_update(struct store_testcase *out, struct field_errors *errors,
 	testcases_request_read(&request, errors, body);
 	if (!fields_ok(errors))
 		goto out;
-	error = store_testcases_update(out, db_conn(), &request.fields);
+	error = db_begin(db_conn()) == 0 ? STORE_OK : STORE_FAILED;
+	if (error == STORE_OK)
+		error =
+		    store_testcases_update(out, db_conn(), &request.fields);
+	if (error == STORE_OK &&
+	    (webhooks_save(db_conn(), STORE_WEBHOOK_TESTCASE, out->id,
+			   &request.webhook, true) < 0 ||
+	     db_commit(db_conn()) < 0))
+		error = STORE_FAILED;
+	if (error != STORE_OK)
+		db_rollback(db_conn());
 	if (error == STORE_NOT_FOUND)
 		fields_add(errors, "", 404, "not_found",
 			   "testcase '%s' is not registered", name);
@@ -455,15 +494,16 @@ void testcases_api_update(struct http_response *res, struct http_request *req)
 {
 	struct field_errors errors;
 	struct store_testcase testcase = {0};
-	json_t *body = http_json_body(res, req);
+	json_t *body = http_json_body(res, req), *shown = NULL;
 
 	if (body == NULL)
 		return;
 	fields_init(&errors);
-	if (testcases_update(&testcase, &errors, req->params[0], body) < 0)
+	if (testcases_update(&testcase, &errors, req->params[0], body) < 0 ||
+	    (shown = testcases_json_full(&testcase, &errors)) == NULL)
 		fields_answer(res, &errors);
 	else
-		http_json(res, 200, testcases_json(&testcase));
+		http_json(res, 200, shown);
 	store_testcase_clear(&testcase);
 	json_decref(body);
 }

@@ -12,12 +12,14 @@
 #include "fields.h"
 #include "http.h"
 #include "store/store_repos.h"
+#include "webhooks.h"
 
 /* A testcase to register: the fields, with the defaults for what the
  * client left out, and the JSON texts they point to (owned). */
 struct testcase_request {
 	struct store_testcase_fields fields;
 	char *params_text, *monitors_text, *notify_text;
+	struct webhooks_request webhook; /* webhooks.h */
 };
 
 /*
@@ -40,6 +42,11 @@ int testcases_create(struct store_testcase *out, struct field_errors *errors,
 
 /* A registered testcase as POST /api/v1/testcases answers it. */
 json_t *testcases_json(const struct store_testcase *testcase);
+
+/* testcases_json with the testcase's "webhook" (webhooks_json); NULL,
+ * with the error in `errors`, when the database failed. */
+json_t *testcases_json_full(const struct store_testcase *testcase,
+			    struct field_errors *errors);
 
 /* The testcases as GET /api/v1/testcases lists them: a new array, or
  * NULL with the error in `errors`. */

@@ -115,17 +115,23 @@ void web_admin_form_errors(json_t **errors, const char **general,
 	*errors = json_object();
 	*general = NULL;
 	for (i = 0; i < found->count; i++) {
+		char name[sizeof(e->field)], *dot;
+
 		e = &found->items[i];
+		/* The API's "webhook.url" is the form's "webhook_url". */
+		snprintf(name, sizeof(name), "%s", e->field);
+		while ((dot = strchr(name, '.')) != NULL)
+			*dot = '_';
 		for (k = 0; fields[k].name != NULL; k++)
-			if (strcmp(fields[k].name, e->field) == 0)
+			if (strcmp(fields[k].name, name) == 0)
 				break;
 		if (fields[k].name == NULL) {
 			if (*general == NULL)
 				*general = e->message;
 			continue;
 		}
-		if (json_object_get(*errors, e->field) == NULL)
-			json_object_set_new(*errors, e->field,
+		if (json_object_get(*errors, name) == NULL)
+			json_object_set_new(*errors, name,
 					    form_message(e, fields));
 	}
 }

@@ -37,6 +37,9 @@ const struct web_admin_field web_admin_testcase_fields[] = {
     {"notify_author", "Also mail the author of the culprit"},
     {"bench_repo", "Benchmark repository"},
     {"bench_rev", "Benchmark revision"},
+    {"webhook_url", "Webhook URL"},
+    {"webhook_format", "Webhook format"},
+    {"webhook_secret", "Webhook secret"},
     {NULL, NULL},
 };
 
@@ -76,7 +79,34 @@ json_t *web_admin_testcase_values(json_t *form)
 	    json_boolean(better != NULL && strcmp(better, "false") == 0));
 	json_object_set_new(values, "notify_author",
 			    json_boolean(form_set(form, "notify_author")));
+	json_object_set_new(
+	    values, "webhook_github",
+	    json_boolean(json_string_value(json_object_get(
+			     values, "webhook_format")) != NULL &&
+			 strcmp(json_string_value(
+				    json_object_get(values, "webhook_format")),
+				"github-status") == 0));
 	return values;
+}
+
+/* The form's webhook as the API takes it: null when the URL is empty
+ * (none; on an edit, removed), and a secret left empty keeps the one
+ * stored. */
+static json_t *webhook_of_form(json_t *values)
+{
+	const char *url =
+	    json_string_value(json_object_get(values, "webhook_url"));
+	const char *format =
+	    json_string_value(json_object_get(values, "webhook_format"));
+	const char *secret =
+	    json_string_value(json_object_get(values, "webhook_secret"));
+
+	if (url == NULL || url[0] == '\0')
+		return json_null();
+	return json_pack("{s:s,s:s?,s:s?}", "url", url, "format",
+			 format != NULL && format[0] != '\0' ? format : NULL,
+			 "secret",
+			 secret != NULL && secret[0] != '\0' ? secret : NULL);
 }
 
 /* A parameter's value: a JSON number when the text is one, else the
@@ -256,6 +286,7 @@ json_t *web_admin_testcase_body(json_t *values, struct field_errors *errors)
 					? json_string(text)
 					: json_null());
 	}
+	json_object_set_new(body, "webhook", webhook_of_form(values));
 	return body;
 }
 
@@ -339,6 +370,12 @@ static json_t *testcase_as_form(json_t *testcase)
 		}
 	}
 	testcase_lists_as_form(form, testcase);
+	json_object_set(
+	    form, "webhook_url",
+	    json_object_get(json_object_get(testcase, "webhook"), "url"));
+	json_object_set(
+	    form, "webhook_format",
+	    json_object_get(json_object_get(testcase, "webhook"), "format"));
 	return form;
 }
 

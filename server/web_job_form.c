@@ -16,7 +16,8 @@
 
 /* The fields of the submit form, in page order. */
 static const char *const form_fields[] = {
-    "repo", "testcase", "good", "bad", "notify", "runs_min", "runs_max", NULL};
+    "repo",	"testcase",    "good",		 "bad", "notify", "runs_min",
+    "runs_max", "webhook_url", "webhook_format", NULL};
 
 /*
  * Renders the submit form with `values` (the entered values) and `errors`
@@ -207,19 +208,22 @@ static json_t *form_errors(const struct field_errors *errors, json_t *form,
 	for (i = 0; i < errors->count; i++) {
 		const struct field_error *e = &errors->items[i];
 		struct strbuf b = STRBUF_INIT;
-		char *text;
+		char *text, name[sizeof(e->field)], *dot;
 
 		if (e->field[0] == '\0') {
 			strbuf_printf(general, "%s%s",
 				      general->len > 0 ? " " : "", e->message);
 			continue;
 		}
-		if (json_object_get(fields, e->field) != NULL)
+		/* The API's "webhook.url" is the form's "webhook_url". */
+		snprintf(name, sizeof(name), "%s", e->field);
+		while ((dot = strchr(name, '.')) != NULL)
+			*dot = '_';
+		if (json_object_get(fields, name) != NULL)
 			continue;
 		form_words(&b, e, errors, form);
 		if (strbuf_finish(&text, NULL, &b) == 0) {
-			json_object_set_new(fields, e->field,
-					    json_string(text));
+			json_object_set_new(fields, name, json_string(text));
 			free(text);
 		}
 	}
@@ -242,6 +246,19 @@ static void form_request(struct jobs_request *request, json_t **notify,
 	request->runs_max = form_runs(form, "runs_max", errors);
 	*notify = web_notify_list(form_text(form, "notify"));
 	request->notify = *notify;
+	/* A webhook when its URL is given (webhooks.h). */
+	request->webhook.url = form_text(form, "webhook_url");
+	if (request->webhook.url != NULL && request->webhook.url[0] != '\0') {
+		request->webhook.given = true;
+		request->webhook.format = form_text(form, "webhook_format");
+		request->webhook.secret = form_text(form, "webhook_secret");
+		if (request->webhook.secret[0] == '\0')
+			request->webhook.secret = NULL;
+		if (request->webhook.format[0] == '\0')
+			request->webhook.format = NULL;
+		webhooks_request_check(&request->webhook, true, true, true,
+				       errors);
+	}
 }
 
 /* Shows the form again with what was sent and every error. */
@@ -257,6 +274,10 @@ static void form_refused(struct http_response *res,
 	for (i = 0; form_fields[i] != NULL; i++)
 		json_object_set(values, form_fields[i],
 				json_object_get(form, form_fields[i]));
+	json_object_set_new(
+	    values, "webhook_github",
+	    json_boolean(strcmp(form_text(form, "webhook_format"),
+				"github-status") == 0));
 	fields = form_errors(errors, form, &general);
 	if (strbuf_finish(&general_text, NULL, &general) < 0 ||
 	    general_text[0] == '\0') {

@@ -16,6 +16,7 @@
 #include "svgplot.h"
 #include "timeleft.h"
 #include "web.h"
+#include "webhooks.h"
 
 /* A JSON string of malloc'd `text`, which it frees. */
 static json_t *string_take(char *text)
@@ -408,6 +409,7 @@ static json_t *job_context(PGconn *conn, long long job_id,
 			 (strcmp(state, "running") == 0 ||
 			  strcmp(state, "done") == 0) &&
 			 !json_is_array(json_object_get(job, "revisions"))));
+	json_object_set_new(ctx, "webhooks", webhooks_page_lines(job));
 	/* Runs of a machine the job moved away from are not in its plots
 	 * nor its numbers (issue 14): say so. */
 	json_object_set_new(
