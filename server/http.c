@@ -12,6 +12,7 @@
 
 #include "connlimit.h"
 #include "db.h"
+#include "httpwait.h"
 #include "id.h"
 #include "log.h"
 #include "tokens.h"
@@ -22,6 +23,7 @@ struct http_server {
 	const struct http_route *routes;
 	const char *admin_token;
 	struct connlimit *connections;
+	struct httpwait *waits;
 };
 
 /* Per-request state kept by libmicrohttpd between calls. */
@@ -29,6 +31,9 @@ struct request_ctx {
 	char *body;
 	size_t len;
 	bool too_large;
+	/* When the handler first ran, and its hold while waiting. */
+	unsigned long long first_ms;
+	struct httpwait_entry wait;
 };
 
 const char *http_role_name(enum http_role role)
@@ -61,6 +66,17 @@ void http_json(struct http_response *res, unsigned status, json_t *value)
 		return;
 	}
 	set_body(res, status, "application/json", text, strlen(text));
+}
+
+void http_wait(struct http_response *res, unsigned ms)
+{
+	res->wait_ms = ms;
+}
+
+void http_wake(struct http_server *server)
+{
+	if (server != NULL)
+		httpwait_wake(server->waits);
 }
 
 void http_text(struct http_response *res, unsigned status,
@@ -532,6 +548,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 	req.body = ctx->body;
 	req.body_len = ctx->len;
 	req.connection = connection;
+	if (ctx->first_ms == 0)
+		ctx->first_ms = httpwait_now_ms();
+	req.waited_ms = httpwait_now_ms() - ctx->first_ms;
 	if (ctx->too_large)
 		too_large(&res, url);
 	else
@@ -540,18 +559,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 			     connection, MHD_HEADER_KIND, "Authorization"));
 	if (res.body == NULL)
 		http_error(&res, 500, "internal", "no response");
+	/* The handler runs again when the hold ends; without one, its
+	 * answer goes out now. */
+	if (res.wait_ms > 0 && httpwait_hold(server->waits, &ctx->wait,
+					     connection, res.wait_ms)) {
+		http_response_clear(&res);
+		return MHD_YES;
+	}
 	return send_response(connection, &res);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *connection,
 			 void **con_cls, enum MHD_RequestTerminationCode toe)
 {
+	struct http_server *server = cls;
 	struct request_ctx *ctx = *con_cls;
 
-	(void)cls;
 	(void)connection;
 	(void)toe;
 	if (ctx != NULL) {
+		httpwait_forget(server->waits, &ctx->wait);
 		free(ctx->body);
 		free(ctx);
 		*con_cls = NULL;
@@ -569,7 +596,8 @@ struct http_server *http_start(const char *host, unsigned port,
 				  HTTP_CONNECTION_TIMEOUT_S_DEFAULT};
 	struct http_server *server = calloc(1, sizeof(*server));
 	struct sockaddr_in addr;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+			 MHD_ALLOW_SUSPEND_RESUME;
 
 	if (server == NULL)
 		return NULL;
@@ -588,8 +616,11 @@ struct http_server *http_start(const char *host, unsigned port,
 		free(server);
 		return NULL;
 	}
+	/* Held requests take at most half the connections. */
 	if (connlimit_new(&server->connections, set.connections_max,
-			  set.connections_per_address_max) < 0) {
+			  set.connections_per_address_max) < 0 ||
+	    httpwait_start(&server->waits, set.connections_max / 2 + 1) < 0) {
+		connlimit_free(server->connections);
 		free(server);
 		return NULL;
 	}
@@ -611,6 +642,8 @@ struct http_server *http_start(const char *host, unsigned port,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, server, MHD_OPTION_END);
 	if (server->daemon == NULL) {
 		log_error("cannot listen on %s:%u", host, port);
+		httpwait_stop(server->waits);
+		httpwait_free(server->waits);
 		connlimit_free(server->connections);
 		free(server);
 		return NULL;
@@ -622,7 +655,9 @@ void http_stop(struct http_server *server)
 {
 	if (server == NULL)
 		return;
+	httpwait_stop(server->waits);
 	MHD_stop_daemon(server->daemon);
+	httpwait_free(server->waits);
 	connlimit_free(server->connections);
 	free(server);
 }

@@ -19,6 +19,7 @@
 #include "inbox.h"
 #include "log.h"
 #include "mailer.h"
+#include "notify.h"
 #include "report.h"
 #include "resolver.h"
 #include "server.h"
@@ -411,7 +412,14 @@ struct services {
 	struct http_server *http;
 	struct http_route *routes;
 	struct mailer *mailer;
+	struct notify *tasks_queued; /* wakes waiting claims */
 };
+
+/* A task was queued: the claims that wait for one try again. */
+static void wake_claims(void *http)
+{
+	http_wake(http);
+}
 
 /* Prepares the libraries and the database, then starts the HTTP server,
  * the mailer and the watcher; -1 (logged) when one cannot start. */
@@ -436,6 +444,10 @@ static int services_start(struct services *out, const struct options *opts,
 			       env_or("STATBISECT_ADMIN_TOKEN", NULL));
 	if (out->http == NULL)
 		return -1;
+	out->tasks_queued =
+	    notify_start(STORE_CHANNEL_TASKS, wake_claims, out->http);
+	if (out->tasks_queued == NULL)
+		return -1;
 	out->mailer = mailer_start();
 	if (out->mailer == NULL) {
 		log_error("cannot start the mailer");
@@ -451,6 +463,7 @@ static int services_start(struct services *out, const struct options *opts,
 
 static void services_stop(struct services *services)
 {
+	notify_stop(services->tasks_queued);
 	http_stop(services->http);
 	free(services->routes);
 	mailer_stop(services->mailer);
