@@ -38,39 +38,64 @@ static void unlink_entry(struct httpwait *waits, struct httpwait_entry *e)
 }
 
 /*
- * Resumes the held requests due by `now_ms` (all with ULLONG_MAX); with
- * the lock held, so that a resume never precedes its suspend.  Returns
- * the earliest due time left, or 0 when none is held.
+ * Unlinks the held requests due by `now_ms` (all with ULLONG_MAX), with
+ * the lock held, and returns them chained by `next` for resume_taken();
+ * *earliest is the earliest due time left, or 0 when none is held.
  */
-static unsigned long long resume_due(struct httpwait *waits,
-				     unsigned long long now_ms)
+static struct httpwait_entry *take_due(struct httpwait *waits,
+				       unsigned long long now_ms,
+				       unsigned long long *earliest)
 {
-	struct httpwait_entry *e = waits->head, *next;
-	unsigned long long earliest = 0;
+	struct httpwait_entry *e = waits->head, *next, *taken = NULL;
 
+	*earliest = 0;
 	for (; e != NULL; e = next) {
 		next = e->next;
 		if (e->due_ms <= now_ms) {
-			struct MHD_Connection *connection = e->connection;
-
 			unlink_entry(waits, e);
-			MHD_resume_connection(connection);
-		} else if (earliest == 0 || e->due_ms < earliest) {
-			earliest = e->due_ms;
+			e->next = taken;
+			taken = e;
+		} else if (*earliest == 0 || e->due_ms < *earliest) {
+			*earliest = e->due_ms;
 		}
 	}
-	return earliest;
+	return taken;
+}
+
+/*
+ * Resumes the requests take_due() unlinked, without the lock, as
+ * libmicrohttpd takes locks of its own.  Their suspend came first (it was
+ * made with the lock held, when they were linked), and a suspended
+ * connection stays until resumed, so each entry is still there; once
+ * resumed it may go, so its `next` is read before.
+ */
+static void resume_taken(struct httpwait_entry *e)
+{
+	while (e != NULL) {
+		struct httpwait_entry *next = e->next;
+
+		MHD_resume_connection(e->connection);
+		e = next;
+	}
 }
 
 static void *timer_main(void *arg)
 {
 	struct httpwait *waits = arg;
+	unsigned long long next;
 
 	pthread_mutex_lock(&waits->lock);
 	while (!waits->stopping) {
-		unsigned long long next = resume_due(waits, httpwait_now_ms());
+		struct httpwait_entry *taken =
+		    take_due(waits, httpwait_now_ms(), &next);
 		struct timespec until;
 
+		if (taken != NULL) {
+			pthread_mutex_unlock(&waits->lock);
+			resume_taken(taken);
+			pthread_mutex_lock(&waits->lock);
+			continue;
+		}
 		if (next == 0) {
 			pthread_cond_wait(&waits->changed, &waits->lock);
 			continue;
@@ -79,8 +104,12 @@ static void *timer_main(void *arg)
 		until.tv_nsec = (long)(next % 1000) * 1000000;
 		pthread_cond_timedwait(&waits->changed, &waits->lock, &until);
 	}
-	resume_due(waits, ~0ULL);
-	pthread_mutex_unlock(&waits->lock);
+	{
+		struct httpwait_entry *taken = take_due(waits, ~0ULL, &next);
+
+		pthread_mutex_unlock(&waits->lock);
+		resume_taken(taken);
+	}
 	return NULL;
 }
 
@@ -136,19 +165,25 @@ bool httpwait_hold(struct httpwait *waits, struct httpwait_entry *entry,
 
 void httpwait_wake(struct httpwait *waits)
 {
+	struct httpwait_entry *taken;
+	unsigned long long next;
+
 	if (waits == NULL)
 		return;
 	pthread_mutex_lock(&waits->lock);
-	resume_due(waits, ~0ULL);
+	taken = take_due(waits, ~0ULL, &next);
 	pthread_mutex_unlock(&waits->lock);
+	resume_taken(taken);
 }
 
 void httpwait_forget(struct httpwait *waits, struct httpwait_entry *entry)
 {
-	if (waits == NULL)
+	/* Only a connection closed while held (at a stop) takes the lock:
+	 * libmicrohttpd may call this with a lock of its own held. */
+	if (waits == NULL || !atomic_load(&entry->held))
 		return;
 	pthread_mutex_lock(&waits->lock);
-	if (entry->held)
+	if (atomic_load(&entry->held))
 		unlink_entry(waits, entry);
 	pthread_mutex_unlock(&waits->lock);
 }

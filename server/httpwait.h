@@ -14,6 +14,7 @@
 #define STATBISECT_HTTPWAIT_H
 
 #include <microhttpd.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 /* One held request; lives in the request's context.  Zeroed: not held. */
@@ -21,7 +22,7 @@ struct httpwait_entry {
 	struct httpwait_entry *prev, *next;
 	struct MHD_Connection *connection;
 	unsigned long long due_ms; /* httpwait_now_ms() to resume at */
-	bool held;
+	atomic_bool held;	   /* set and cleared under the lock */
 };
 
 struct httpwait;

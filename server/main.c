@@ -413,6 +413,7 @@ struct services {
 	struct http_route *routes;
 	struct mailer *mailer;
 	struct notify *tasks_queued; /* wakes waiting claims */
+	struct notify *mail_queued;  /* wakes the mailer */
 };
 
 /* A task was queued: the claims that wait for one try again. */
@@ -453,6 +454,10 @@ static int services_start(struct services *out, const struct options *opts,
 		log_error("cannot start the mailer");
 		return -1;
 	}
+	out->mail_queued =
+	    notify_start(STORE_CHANNEL_OUTBOX, mailer_wake, out->mailer);
+	if (out->mail_queued == NULL)
+		return -1;
 	if (opts->inbox != NULL &&
 	    inbox_start(opts->inbox, opts->inbox_timeout_s) < 0)
 		return -1;
@@ -464,6 +469,7 @@ static int services_start(struct services *out, const struct options *opts,
 static void services_stop(struct services *services)
 {
 	notify_stop(services->tasks_queued);
+	notify_stop(services->mail_queued);
 	http_stop(services->http);
 	free(services->routes);
 	mailer_stop(services->mailer);

@@ -6,6 +6,7 @@ processes on one database, each with workers claiming through it, finish
 every job with the right culprit, no task run by two workers, no run
 stored twice and exactly one report per job, both mailers running."""
 import os
+import signal
 import threading
 import time
 
@@ -78,6 +79,29 @@ def a_waiting_claim_returns_the_task_once_a_job_is_queued(env):
         check(time.time() - started >= 2.9,
               "an empty claim answers when its wait ran out (%.1f s)"
               % (time.time() - started))
+        # A server asked to stop does not wait for its waiting claims
+        # (which get no task, or see the connection close).
+        def claim_while_stopping():
+            try:
+                got["answer"] = claim(worker, worker_id, "?wait=%d" % WAIT_S)
+            except OSError as e:
+                got["answer"] = e
+
+        got.clear()
+        t = threading.Thread(target=claim_while_stopping)
+        t.start()
+        time.sleep(1.0)
+        stopping = time.time()
+        os.killpg(svc.server.pid, signal.SIGTERM)
+        svc.server.wait(timeout=WAIT_S)
+        check(time.time() - stopping < 5,
+              "the server stopped %.1f s after SIGTERM with a claim "
+              "waiting" % (time.time() - stopping))
+        eq(svc.server.returncode, 0, "the server's exit status")
+        t.join(WAIT_S + 10)
+        check(isinstance(got["answer"], OSError)
+              or got["answer"] == (200, {"task": None}),
+              "the claim of a stopping server: %r" % (got["answer"],))
     finally:
         svc.stop()
 
@@ -149,7 +173,8 @@ def two_servers_on_one_database_share_claims_decisions_and_mail(env):
             svc = (one, two)[k % 2]
             ids.append(svc.submit({"repo": "%s-%d" % (name, k),
                                    "testcase": "%s-tc%d" % (name, k),
-                                   "good": shas[0], "bad": shas[-1]})["id"])
+                                   "good": shas[0], "bad": shas[-1],
+                                   "notify": ["dev@example.org"]})["id"])
         for job_id, (k, shas, culprit) in zip(ids, jobs):
             done = (two, one)[k % 2].wait(job_id, timeout=400)
             eq(done["state"], "done", "job %d state" % job_id)
