@@ -106,6 +106,43 @@ def a_waiting_claim_returns_the_task_once_a_job_is_queued(env):
         svc.stop()
 
 
+@test
+def a_waiting_claim_finds_work_whose_notification_was_lost(env):
+    name = P + "3"
+    svc = Service(env.root, env.cluster, name, worker=False,
+                  conninfo=env.cluster.database(name))
+    try:
+        repo, shas = bench_repo(os.path.join(env.root, name + "-repo"), 6,
+                                {3: 950.0}, owner=__name__)
+        svc.register(name, repo, name + "-tc")
+        # Tasks are queued without a NOTIFY: as if it was lost.
+        svc.psql("alter table tasks disable trigger tasks_notify")
+        worker = Api(svc.url, svc.worker_token)
+        worker_id = worker.ok("POST", "/api/v1/workers",
+                              {"name": "waiter"})["id"]
+        got = {}
+
+        def waiting_claim():
+            got["answer"] = claim(worker, worker_id, "?wait=%d" % WAIT_S)
+            got["returned"] = time.time()
+
+        t = threading.Thread(target=waiting_claim)
+        t.start()
+        time.sleep(1.0)
+        submitted = time.time()
+        job = svc.submit({"repo": name, "testcase": name + "-tc",
+                          "good": shas[0], "bad": shas[-1]})["id"]
+        t.join(WAIT_S + 10)
+        eq(got["answer"][0], 200, "status of the waiting claim")
+        eq((got["answer"][1].get("task") or {}).get("job"), job,
+           "the job of the task the claim found by looking again")
+        check(got["returned"] - submitted < WAIT_S / 2,
+              "found %.1f s after the submission (wait %d s)"
+              % (got["returned"] - submitted, WAIT_S))
+    finally:
+        svc.stop()
+
+
 def two_servers_sql_checks(svc, jobs):
     ids = ",".join(str(j) for j in jobs)
     # A job keeps to one machine: every run of it from its worker.
