@@ -143,6 +143,49 @@ def a_waiting_claim_finds_work_whose_notification_was_lost(env):
         svc.stop()
 
 
+@test
+def waiting_claims_hold_no_thread_and_are_bounded(env):
+    name = P + "4"
+    # Two threads, ten connections: at most six claims wait at once.
+    svc = Service(env.root, env.cluster, name, worker=False,
+                  conninfo=env.cluster.database(name),
+                  extra_args=["--threads", "2", "--max-connections", "10"])
+    try:
+        worker = Api(svc.url, svc.worker_token)
+        ids = [worker.ok("POST", "/api/v1/workers",
+                         {"name": "waiter-%d" % i})["id"] for i in range(7)]
+        answers = {}
+
+        def waiting_claim(i):
+            answers[i] = claim(worker, ids[i], "?wait=8")
+
+        threads = [threading.Thread(target=waiting_claim, args=(i,))
+                   for i in range(6)]
+        for t in threads:
+            t.start()
+        time.sleep(1.5)
+        check(all(t.is_alive() for t in threads), "six claims wait")
+        # Six waiting claims and two threads: the server still answers.
+        started = time.time()
+        status, _ = svc.api.call("GET", "/api/v1/workers")
+        eq(status, 200, "a request while six claims wait")
+        check(time.time() - started < 2,
+              "answered in %.1f s" % (time.time() - started))
+        # A seventh waiting claim is past the bound: answered at once.
+        started = time.time()
+        eq(claim(worker, ids[6], "?wait=8"), (200, {"task": None}),
+           "the claim past the bound")
+        check(time.time() - started < 2, "the claim past the bound "
+              "answered in %.1f s" % (time.time() - started))
+        for t in threads:
+            t.join(20)
+        eq(sorted(answers), list(range(6)), "claims that came back")
+        check(all(a == (200, {"task": None}) for a in answers.values()),
+              "waiting claims with nothing to claim: %r" % answers)
+    finally:
+        svc.stop()
+
+
 def two_servers_sql_checks(svc, jobs):
     ids = ",".join(str(j) for j in jobs)
     # A job keeps to one machine: every run of it from its worker.
