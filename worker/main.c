@@ -321,7 +321,7 @@ static void usage(FILE *out)
 		"           [--containment auto|cgroup|sweep]\n"
 		"environment: STATBISECT_SERVER, STATBISECT_TOKEN,"
 		" STATBISECT_BUILD_CACHE_MAX,\n"
-		"  STATBISECT_CONTAINMENT\n");
+		"  STATBISECT_CONTAINMENT, STATBISECT_CLAIM_WAIT\n");
 }
 
 /*
@@ -369,8 +369,9 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	char host[256] = "worker";
 	double poll_s = 1.0;
+	const char *claim_wait = getenv("STATBISECT_CLAIM_WAIT");
 	long claim_wait_s = 20;
-	char *end;
+	char *end = NULL;
 	const char *cache_max = getenv("STATBISECT_BUILD_CACHE_MAX");
 	const char *containment = getenv("STATBISECT_CONTAINMENT");
 	int opt;
@@ -399,9 +400,7 @@ int main(int argc, char **argv)
 			poll_s = atof(optarg);
 			break;
 		case 'W':
-			claim_wait_s = strtol(optarg, &end, 10);
-			if (end == optarg || *end != '\0')
-				claim_wait_s = -1;
+			claim_wait = optarg;
 			break;
 		case 'b':
 			cache_max = optarg;
@@ -416,6 +415,11 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (claim_wait != NULL) {
+		claim_wait_s = strtol(claim_wait, &end, 10);
+		if (end == claim_wait || *end != '\0')
+			claim_wait_s = -1;
 	}
 	if (w.server == NULL || w.token == NULL || w.work_dir == NULL ||
 	    !(poll_s > 0) || claim_wait_s < 0 || claim_wait_s > 30) {
