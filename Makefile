@@ -193,8 +193,9 @@ $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_LIB)
 fuzz: $(FUZZ_TARGETS)
 	bash tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-bench: $(BENCHES)
+bench: all $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+	@echo "== bench/claim_latency.py"; /usr/bin/python3 bench/claim_latency.py
 
 run: deps all
 	bash scripts/run serve

@@ -12,6 +12,7 @@
 
 #include "connlimit.h"
 #include "db.h"
+#include "httpwait.h"
 #include "id.h"
 #include "log.h"
 #include "reqcount.h"
@@ -24,6 +25,7 @@ struct http_server {
 	const char *admin_token;
 	struct connlimit *connections;
 	struct reqcount *counts; /* http_counts */
+	struct httpwait *waits;
 };
 
 /* Per-request state kept by libmicrohttpd between calls. */
@@ -31,6 +33,9 @@ struct request_ctx {
 	char *body;
 	size_t len;
 	bool too_large;
+	/* When the handler first ran, and its hold while waiting. */
+	unsigned long long first_ms;
+	struct httpwait_entry wait;
 };
 
 const char *http_role_name(enum http_role role)
@@ -41,155 +46,15 @@ const char *http_role_name(enum http_role role)
 	return names[role];
 }
 
-static void set_body(struct http_response *res, unsigned status,
-		     const char *content_type, char *body, size_t len)
+void http_wait(struct http_response *res, unsigned ms)
 {
-	free(res->body);
-	res->status = status;
-	res->content_type = content_type;
-	res->body = body;
-	res->body_len = len;
+	res->wait_ms = ms;
 }
 
-void http_json(struct http_response *res, unsigned status, json_t *value)
+void http_wake(struct http_server *server)
 {
-	char *text = json_dumps(value, JSON_COMPACT | JSON_ENSURE_ASCII);
-
-	json_decref(value);
-	if (text == NULL) {
-		http_text(res, 500, "application/json",
-			  "{\"error\":{\"code\":\"internal\","
-			  "\"message\":\"cannot encode response\"}}");
-		return;
-	}
-	set_body(res, status, "application/json", text, strlen(text));
-}
-
-void http_text(struct http_response *res, unsigned status,
-	       const char *content_type, const char *text)
-{
-	char *copy = strdup(text);
-
-	set_body(res, status, content_type, copy,
-		 copy != NULL ? strlen(copy) : 0);
-}
-
-void http_error(struct http_response *res, unsigned status, const char *code,
-		const char *fmt, ...)
-{
-	char message[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(message, sizeof(message), fmt, ap);
-	va_end(ap);
-	http_json(res, status,
-		  json_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
-			    message));
-}
-
-static bool header_text_ok(const char *s, bool is_name)
-{
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f ||
-		    (is_name && (c == ':' || c == ' ')))
-			return false;
-	}
-	return true;
-}
-
-int http_add_header(struct http_response *res, const char *name,
-		    const char *value)
-{
-	char *n, *v;
-
-	if (res->extra_header_count == HTTP_MAX_EXTRA_HEADERS ||
-	    name[0] == '\0' || !header_text_ok(name, true) ||
-	    !header_text_ok(value, false))
-		return -1;
-	n = strdup(name);
-	v = strdup(value);
-	if (n == NULL || v == NULL) {
-		free(n);
-		free(v);
-		return -1;
-	}
-	res->extra_headers[res->extra_header_count][0] = n;
-	res->extra_headers[res->extra_header_count][1] = v;
-	res->extra_header_count++;
-	return 0;
-}
-
-static void extra_headers_free(struct http_response *res)
-{
-	size_t i;
-
-	for (i = 0; i < res->extra_header_count; i++) {
-		free(res->extra_headers[i][0]);
-		free(res->extra_headers[i][1]);
-	}
-	res->extra_header_count = 0;
-}
-
-void http_response_clear(struct http_response *res)
-{
-	free(res->body);
-	free(res->location);
-	extra_headers_free(res);
-	memset(res, 0, sizeof(*res));
-}
-
-void http_db_failed(struct http_response *res)
-{
-	const char *state = db_last_failure();
-
-	if (db_state_transient(state))
-		http_error(res, 503, "unavailable",
-			   "the database is unavailable; try again");
-	else
-		http_error(res, 500, "internal",
-			   "the database refused the request (SQLSTATE %s); "
-			   "the server log has the details",
-			   state);
-}
-
-bool http_path_id(struct http_response *res, const char *text,
-		  const char *code, const char *noun, long long *out)
-{
-	if (id_parse(out, text) == 0)
-		return true;
-	http_error(res, 404, code, "no %s '%s'", noun, text);
-	return false;
-}
-
-json_t *http_json_body(struct http_response *res,
-		       const struct http_request *req)
-{
-	json_error_t error;
-	json_t *value;
-
-	if (req->body_len == 0) {
-		http_error(res, 400, "invalid_json",
-			   "the request needs a JSON object body");
-		return NULL;
-	}
-	value = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES,
-			   &error);
-	if (value == NULL) {
-		http_error(res, 400, "invalid_json",
-			   "invalid JSON at line %d column %d: %s", error.line,
-			   error.column, error.text);
-		return NULL;
-	}
-	if (!json_is_object(value)) {
-		json_decref(value);
-		http_error(res, 400, "invalid_json",
-			   "the body must be a JSON object");
-		return NULL;
-	}
-	return value;
+	if (server != NULL)
+		httpwait_wake(server->waits);
 }
 
 const char *http_query(const struct http_request *req, const char *name)
@@ -426,9 +291,7 @@ static enum MHD_Result send_response(struct MHD_Connection *connection,
 	response = MHD_create_response_from_buffer(res->body_len, res->body,
 						   MHD_RESPMEM_MUST_FREE);
 	if (response == NULL) {
-		free(res->body);
-		free(res->location);
-		extra_headers_free(res);
+		http_response_clear(res);
 		return MHD_NO;
 	}
 	res->body = NULL;
@@ -446,8 +309,7 @@ static enum MHD_Result send_response(struct MHD_Connection *connection,
 					res->extra_headers[i][1]);
 	ret = MHD_queue_response(connection, res->status, response);
 	MHD_destroy_response(response);
-	free(res->location);
-	extra_headers_free(res);
+	http_response_clear(res); /* its body is the response's now */
 	return ret;
 }
 
@@ -568,6 +430,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 	req.body_len = ctx->len;
 	req.connection = connection;
 	req.server = server;
+	if (ctx->first_ms == 0)
+		ctx->first_ms = httpwait_now_ms();
+	req.waited_ms = httpwait_now_ms() - ctx->first_ms;
 	if (ctx->too_large) {
 		too_large(&res, url);
 		route = http_route_find(server->routes, method, url, buf,
@@ -580,6 +445,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 	}
 	if (res.body == NULL)
 		http_error(&res, 500, "internal", "no response");
+	/* The handler runs again when the hold ends; without one, its
+	 * answer goes out now (and is counted once, when it does). */
+	if (res.wait_ms > 0 && httpwait_hold(server->waits, &ctx->wait,
+					     connection, res.wait_ms)) {
+		http_response_clear(&res);
+		return MHD_YES;
+	}
 	reqcount_add(server->counts, count_method(route, method),
 		     route != NULL ? route->pattern : NULL, res.status);
 	return send_response(connection, &res);
@@ -588,12 +460,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 static void on_completed(void *cls, struct MHD_Connection *connection,
 			 void **con_cls, enum MHD_RequestTerminationCode toe)
 {
+	struct http_server *server = cls;
 	struct request_ctx *ctx = *con_cls;
 
-	(void)cls;
 	(void)connection;
 	(void)toe;
 	if (ctx != NULL) {
+		httpwait_forget(server->waits, &ctx->wait);
 		free(ctx->body);
 		free(ctx);
 		*con_cls = NULL;
@@ -611,7 +484,8 @@ struct http_server *http_start(const char *host, unsigned port,
 				  HTTP_CONNECTION_TIMEOUT_S_DEFAULT};
 	struct http_server *server = calloc(1, sizeof(*server));
 	struct sockaddr_in addr;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+			 MHD_ALLOW_SUSPEND_RESUME;
 
 	if (server == NULL)
 		return NULL;
@@ -636,8 +510,11 @@ struct http_server *http_start(const char *host, unsigned port,
 		free(server);
 		return NULL;
 	}
+	/* Held requests take at most half the connections. */
 	if (connlimit_new(&server->connections, set.connections_max,
-			  set.connections_per_address_max) < 0) {
+			  set.connections_per_address_max) < 0 ||
+	    httpwait_start(&server->waits, set.connections_max / 2 + 1) < 0) {
+		connlimit_free(server->connections);
 		reqcount_free(server->counts);
 		free(server);
 		return NULL;
@@ -660,6 +537,8 @@ struct http_server *http_start(const char *host, unsigned port,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, server, MHD_OPTION_END);
 	if (server->daemon == NULL) {
 		log_error("cannot listen on %s:%u", host, port);
+		httpwait_stop(server->waits);
+		httpwait_free(server->waits);
 		connlimit_free(server->connections);
 		reqcount_free(server->counts);
 		free(server);
@@ -672,7 +551,9 @@ void http_stop(struct http_server *server)
 {
 	if (server == NULL)
 		return;
+	httpwait_stop(server->waits);
 	MHD_stop_daemon(server->daemon);
+	httpwait_free(server->waits);
 	connlimit_free(server->connections);
 	reqcount_free(server->counts);
 	free(server);

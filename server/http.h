@@ -33,6 +33,8 @@ struct http_request {
 	enum http_role role;
 	long long token_id;	    /* 0 for the bootstrap admin token */
 	struct http_server *server; /* the server answering it */
+	/* Since the handler first ran for this request (see http_wait). */
+	unsigned long long waited_ms;
 };
 
 struct http_response {
@@ -44,6 +46,7 @@ struct http_response {
 	/* Further headers, added with http_add_header; malloc'd pairs. */
 	char *extra_headers[HTTP_MAX_EXTRA_HEADERS][2];
 	size_t extra_header_count;
+	unsigned wait_ms; /* http_wait */
 };
 
 typedef void (*http_handler)(struct http_response *res,
@@ -157,6 +160,19 @@ const char *http_cookie(const struct http_request *req, const char *name);
  */
 json_t *http_form_body(struct http_response *res,
 		       const struct http_request *req);
+
+/*
+ * Lets the answer the handler fills wait: the HTTP layer holds the request
+ * (its connection, no thread) for up to `ms` milliseconds, or until
+ * http_wake(), drops the answer and calls the handler again with the same
+ * request, whose `waited_ms` tells how long it has waited in all.  When
+ * it cannot hold it (too many held already: half the connection limit;
+ * the server stopping), the answer goes out as it is.  For long polls.
+ */
+void http_wait(struct http_response *res, unsigned ms);
+
+/* Ends the holds of every request held by http_wait now. */
+void http_wake(struct http_server *server);
 
 /* Responses.  http_json takes ownership of `value` (json_decref). */
 void http_json(struct http_response *res, unsigned status, json_t *value);

@@ -27,11 +27,17 @@
 
 /* Seconds of failed attempts after which a report is given up. */
 #define MAILER_GIVE_UP_SECONDS 172800
+/* How often the outbox is looked at without a mailer_wake(): for rows
+ * whose next attempt came due, and notifications that were lost. */
+#define MAILER_POLL_MS 1000
 
 struct mailer {
 	pthread_t thread;
 	atomic_bool stop;
-	char *curl_url; /* server_config.smtp_url as libcurl takes it */
+	pthread_mutex_t lock;
+	pthread_cond_t woken; /* on CLOCK_MONOTONIC */
+	bool wake;	      /* under `lock`: a row may be waiting */
+	char *curl_url;	      /* server_config.smtp_url as libcurl takes it */
 	long use_ssl;
 };
 
@@ -321,6 +327,36 @@ static int deliver_one(struct mailer *m, PGconn *conn)
 	return db_commit(conn) < 0 ? -1 : 1;
 }
 
+/* Waits MAILER_POLL_MS, or until mailer_wake() or mailer_stop(). */
+static void nap(struct mailer *m)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += MAILER_POLL_MS / 1000;
+	until.tv_nsec += (long)(MAILER_POLL_MS % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&m->lock);
+	while (!m->wake && !atomic_load(&m->stop) &&
+	       pthread_cond_timedwait(&m->woken, &m->lock, &until) == 0)
+		;
+	m->wake = false;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void mailer_wake(void *mailer)
+{
+	struct mailer *m = mailer;
+
+	pthread_mutex_lock(&m->lock);
+	m->wake = true;
+	pthread_cond_signal(&m->woken);
+	pthread_mutex_unlock(&m->lock);
+}
+
 static void *mailer_main(void *arg)
 {
 	struct mailer *m = arg;
@@ -334,9 +370,9 @@ static void *mailer_main(void *arg)
 
 		if (rc == 1 || hooks == 1)
 			continue;
-		/* Nothing due, or the database is away: look again soon. */
-		for (int i = 0; i < 5 && !atomic_load(&m->stop); i++)
-			usleep(100 * 1000);
+		/* Nothing due, or the database is away: look again when a
+		 * row comes, or soon. */
+		nap(m);
 	}
 	db_disconnect();
 	return NULL;
@@ -345,25 +381,33 @@ static void *mailer_main(void *arg)
 struct mailer *mailer_start(void)
 {
 	struct mailer *m = calloc(1, sizeof(*m));
+	pthread_condattr_t attr;
 	char *cause = NULL;
 
 	if (m == NULL)
 		return NULL;
 	atomic_init(&m->stop, false);
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&m->woken, &attr);
+	pthread_condattr_destroy(&attr);
 	if (server_config.smtp_url != NULL && server_config.smtp_url[0] &&
 	    mailer_smtp_url(server_config.smtp_url, &m->curl_url, &m->use_ssl,
 			    &cause) < 0) {
 		log_error("%s", cause != NULL ? cause : "out of memory");
 		free(cause);
-		free(m);
-		return NULL;
+		goto fail;
 	}
-	if (pthread_create(&m->thread, NULL, mailer_main, m) != 0) {
-		free(m->curl_url);
-		free(m);
-		return NULL;
-	}
+	if (pthread_create(&m->thread, NULL, mailer_main, m) != 0)
+		goto fail;
 	return m;
+fail:
+	free(m->curl_url);
+	pthread_cond_destroy(&m->woken);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+	return NULL;
 }
 
 void mailer_stop(struct mailer *mailer)
@@ -371,7 +415,10 @@ void mailer_stop(struct mailer *mailer)
 	if (mailer == NULL)
 		return;
 	atomic_store(&mailer->stop, true);
+	mailer_wake(mailer);
 	pthread_join(mailer->thread, NULL);
+	pthread_cond_destroy(&mailer->woken);
+	pthread_mutex_destroy(&mailer->lock);
 	free(mailer->curl_url);
 	free(mailer);
 }

@@ -45,6 +45,14 @@ struct mailer;
  */
 struct mailer *mailer_start(void);
 
+/*
+ * Tells the thread a row may have entered the outbox (the store's
+ * 'statbisect_outbox' channel, server/notify.c): it looks at once rather
+ * than at its next poll, once a second.  `mailer` is a struct mailer; the
+ * type suits notify_start's callback.
+ */
+void mailer_wake(void *mailer);
+
 /* Stops the thread, aborting a delivery in progress, and frees it. */
 void mailer_stop(struct mailer *mailer);
 

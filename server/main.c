@@ -19,6 +19,7 @@
 #include "inbox.h"
 #include "log.h"
 #include "mailer.h"
+#include "notify.h"
 #include "report.h"
 #include "resolver.h"
 #include "server.h"
@@ -458,7 +459,15 @@ struct services {
 	struct http_server *http;
 	struct http_route *routes;
 	struct mailer *mailer;
+	struct notify *tasks_queued; /* wakes waiting claims */
+	struct notify *mail_queued;  /* wakes the mailer */
 };
+
+/* A task was queued: the claims that wait for one try again. */
+static void wake_claims(void *http)
+{
+	http_wake(http);
+}
 
 /* Prepares the libraries and the database, then starts the HTTP server,
  * the mailer and the watcher; -1 (logged) when one cannot start. */
@@ -483,11 +492,19 @@ static int services_start(struct services *out, const struct options *opts,
 			       opts->admin_token);
 	if (out->http == NULL)
 		return -1;
+	out->tasks_queued =
+	    notify_start(STORE_CHANNEL_TASKS, wake_claims, out->http);
+	if (out->tasks_queued == NULL)
+		return -1;
 	out->mailer = mailer_start();
 	if (out->mailer == NULL) {
 		log_error("cannot start the mailer");
 		return -1;
 	}
+	out->mail_queued =
+	    notify_start(STORE_CHANNEL_OUTBOX, mailer_wake, out->mailer);
+	if (out->mail_queued == NULL)
+		return -1;
 	if (opts->inbox != NULL &&
 	    inbox_start(opts->inbox, opts->inbox_timeout_s) < 0)
 		return -1;
@@ -498,6 +515,8 @@ static int services_start(struct services *out, const struct options *opts,
 
 static void services_stop(struct services *services)
 {
+	notify_stop(services->tasks_queued);
+	notify_stop(services->mail_queued);
 	http_stop(services->http);
 	free(services->routes);
 	mailer_stop(services->mailer);

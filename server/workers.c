@@ -1,10 +1,11 @@
 /*
- * The worker protocol: register, claim a task under a lease, heartbeat,
- * upload runs.  Validation and answers here; the tasks, leases and runs
- * are in the store (store/store_tasks.h).  A claim binds the task to the
- * worker's token under a new random lease: a heartbeat or upload counts
- * only with both, so a late one (whose lease lapsed and was claimed
- * again) and one from another worker change nothing.
+ * The worker protocol: register, claim a task under a lease (in
+ * workers_claim.c), heartbeat, upload runs.  Validation and answers here;
+ * the tasks, leases and runs are in the store (store/store_tasks.h).  A
+ * claim binds the task to the worker's token under a new random lease: a
+ * heartbeat or upload counts only with both, so a late one (whose lease
+ * lapsed and was claimed again) and one from another worker change
+ * nothing.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -19,11 +20,10 @@
 #include "db.h"
 #include "id.h"
 #include "log.h"
-#include "patches.h"
 #include "scheduler.h"
-#include "secret.h"
 #include "server.h"
 #include "store/store_tasks.h"
+#include "workers.h"
 
 /* The longest wall time a run may report: 30 days, well past the longest
  * testcase time limit (7 days) and its grace. */
@@ -127,9 +127,8 @@ void workers_list(struct http_response *res, struct http_request *req)
 	http_json(res, 200, list);
 }
 
-/* The worker of a request, checked to belong to the caller's token. */
-static bool load_worker(struct http_response *res, PGconn *conn,
-			const struct http_request *req, long long worker_id)
+bool workers_load(struct http_response *res, PGconn *conn,
+		  const struct http_request *req, long long worker_id)
 {
 	long long token_id = 0;
 	int rc = store_workers_touch(&token_id, conn, worker_id);
@@ -148,11 +147,7 @@ static bool load_worker(struct http_response *res, PGconn *conn,
 	return false;
 }
 
-/*
- * The commits a task runs, in the order to run them: [{"index", "commit",
- * "runs", "purpose", "rebuild"}] (new reference).
- */
-static json_t *plan_json(const struct store_plan *plan)
+json_t *workers_plan_json(const struct store_plan *plan)
 {
 	json_t *list = json_array();
 	size_t i;
@@ -167,140 +162,6 @@ static json_t *plan_json(const struct store_plan *plan)
 				    e->purpose, "rebuild", e->rebuild));
 	}
 	return list;
-}
-
-/* The task as a claim answers it: what to run, and the plan ("commits",
- * "interleave"; "commit" and "runs" of the first entry for workers that
- * run one commit). */
-static json_t *claim_json(const struct store_claim *claim)
-{
-	const struct store_plan_entry *first = &claim->plan.entries[0];
-	json_error_t e;
-
-	return json_pack(
-	    "{s:I,s:I,s:I,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,s:I,s:o,s:o},"
-	    "s:I,s:i,s:b,s:o}",
-	    "id", (json_int_t)claim->task_id, "lease",
-	    (json_int_t)claim->lease, "job", (json_int_t)claim->job_id,
-	    "commit", first->sha, "repo", "name", claim->repo_name, "url",
-	    claim->repo_url, "testcase", "name", claim->testcase_name, "build",
-	    claim->build, "run", claim->run, "kpi", claim->kpi, "timeout_s",
-	    (json_int_t)claim->timeout_s, "monitors",
-	    json_loads(claim->monitors, 0, &e), "params",
-	    json_loads(claim->params, 0, &e), "runs", (json_int_t)first->runs,
-	    "lease_seconds", server_config.lease_seconds, "interleave",
-	    claim->plan.interleave, "commits", plan_json(&claim->plan));
-}
-
-/* A new lease: a random positive 63-bit number.  Returns 0 or -1 when
- * the kernel gave no randomness. */
-static int new_lease(long long *out)
-{
-	char hex[2 * 8 + 1];
-	unsigned long long bits;
-
-	if (secret_hex(hex, 8) < 0)
-		return -1;
-	bits = strtoull(hex, NULL, 16) & 0x7fffffffffffffffULL;
-	*out = bits != 0 ? (long long)bits : 1;
-	return 0;
-}
-
-/*
- * Takes over for worker `worker_id` a job of its group whose machine is
- * gone (issue 14) and asks the engine again: with the old machine's runs
- * no longer counted, it starts over from the endpoints on this one.
- * Returns 1 when a job moved, 0 when none was stranded, -1 on a database
- * error.
- */
-static int adopt_stranded_job(PGconn *conn, long long worker_id)
-{
-	struct store_move move;
-	int rc = store_tasks_adopt(&move, conn, worker_id,
-				   server_config.machine_timeout_s);
-
-	if (rc == STORE_NOT_FOUND)
-		return 0;
-	if (rc != STORE_OK)
-		return -1;
-	log_info("job %lld: worker %lld not seen for %lld s (machine "
-		 "timeout %u s); the job moves to worker %lld, which measures "
-		 "again: %lld runs kept but no longer counted, %lld tasks "
-		 "withdrawn",
-		 move.job_id, move.old_worker_id, move.unseen_s,
-		 server_config.machine_timeout_s, worker_id,
-		 move.runs_superseded, move.tasks_withdrawn);
-	if (sched_advance(conn, move.job_id, server_config.base_url) < 0)
-		return -1;
-	return 1;
-}
-
-/* A task for worker `worker_id`: of a job bound to it or to none, else of
- * a job it takes over from a machine that is gone. */
-static int claim_task(struct store_claim *out, PGconn *conn,
-		      long long worker_id, long long token_id, long long lease)
-{
-	int rc = store_tasks_claim(out, conn, worker_id, token_id, lease,
-				   server_config.lease_seconds);
-
-	if (rc != STORE_NOT_FOUND)
-		return rc;
-	rc = adopt_stranded_job(conn, worker_id);
-	if (rc <= 0)
-		return rc < 0 ? STORE_FAILED : STORE_NOT_FOUND;
-	return store_tasks_claim(out, conn, worker_id, token_id, lease,
-				 server_config.lease_seconds);
-}
-
-void workers_claim(struct http_response *res, struct http_request *req)
-{
-	PGconn *conn = db_conn();
-	struct store_claim claim;
-	long long worker_id, lease;
-	json_t *task;
-	int rc;
-
-	if (!http_path_id(res, req->params[0], "unknown_worker", "worker",
-			  &worker_id))
-		return;
-	if (new_lease(&lease) < 0) {
-		http_error(res, 503, "unavailable",
-			   "no randomness for a lease; try again");
-		return;
-	}
-	if (conn == NULL || db_begin(conn) < 0) {
-		http_db_failed(res);
-		return;
-	}
-	if (!load_worker(res, conn, req, worker_id)) {
-		db_rollback(conn);
-		return;
-	}
-	rc = claim_task(&claim, conn, worker_id, req->token_id, lease);
-	if (rc != STORE_OK) {
-		db_rollback(conn);
-		if (rc == STORE_NOT_FOUND)
-			http_json(res, 200, json_pack("{s:n}", "task"));
-		else
-			http_db_failed(res);
-		return;
-	}
-	task = claim_json(&claim);
-	/* A patch job's task carries its series for the worker to apply. */
-	if (task != NULL &&
-	    (bench_claim_fill(task, &claim) < 0 ||
-	     patches_attach_series(conn, task, claim.job_id) < 0)) {
-		json_decref(task);
-		task = NULL;
-	}
-	store_claim_clear(&claim);
-	if (task == NULL || db_commit(conn) < 0) {
-		json_decref(task);
-		db_rollback(conn);
-		http_db_failed(res);
-		return;
-	}
-	http_json(res, 200, json_pack("{s:o}", "task", task));
 }
 
 /*
@@ -601,7 +462,7 @@ static int store_upload(struct http_response *res, PGconn *conn,
 		return -1;
 	}
 	up->kpi = kpi;
-	up->plan = plan_json(&plan);
+	up->plan = workers_plan_json(&plan);
 	store_plan_clear(&plan);
 	if (builds != NULL && json_integer_value(builds) >
 				  (json_int_t)json_array_size(up->plan)) {

@@ -10,6 +10,7 @@ struct client {
 	CURL *curl;
 	char *base_url;
 	struct curl_slist *headers;
+	const volatile sig_atomic_t *cancel;
 };
 
 /* Replies above this size are refused; they are small JSON objects. */
@@ -52,6 +53,25 @@ void client_free(struct client *c)
 	free(c);
 }
 
+void client_set_cancel(struct client *c, const volatile sig_atomic_t *flag)
+{
+	c->cancel = flag;
+}
+
+/* libcurl's progress callback, at least once a second: non-zero stops
+ * the transfer. */
+static int cancel_check(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+			curl_off_t ultotal, curl_off_t ulnow)
+{
+	const struct client *c = arg;
+
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return c->cancel != NULL && *c->cancel;
+}
+
 int client_post(struct client *c, const char *path, json_t *body, long *status,
 		json_t **reply, char **err)
 {
@@ -77,6 +97,12 @@ int client_post(struct client *c, const char *path, json_t *body, long *status,
 	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->curl, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, 120L);
+	if (c->cancel != NULL) {
+		curl_easy_setopt(c->curl, CURLOPT_XFERINFOFUNCTION,
+				 cancel_check);
+		curl_easy_setopt(c->curl, CURLOPT_XFERINFODATA, c);
+		curl_easy_setopt(c->curl, CURLOPT_NOPROGRESS, 0L);
+	}
 	rc = curl_easy_perform(c->curl);
 	free(url);
 	free(text);

@@ -4,6 +4,7 @@
 #define STATBISECT_CLIENT_H
 
 #include <jansson.h>
+#include <signal.h>
 
 struct client;
 
@@ -20,6 +21,13 @@ void client_free(struct client *c);
  */
 int client_post(struct client *c, const char *path, json_t *body, long *status,
 		json_t **reply, char **err);
+
+/*
+ * While `*flag` (NULL: none) is set, requests of `c` stop at once and fail:
+ * for long requests a stop should not wait for.  The flag stays the
+ * caller's.
+ */
+void client_set_cancel(struct client *c, const volatile sig_atomic_t *flag);
 
 /* The "error.message" of a JSON error reply, or a fallback text. */
 const char *client_error_message(json_t *reply);

@@ -262,12 +262,68 @@ static void do_task(struct worker *w, json_t *task)
 	json_decref(result);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Claims tasks and carries them out until a stop is asked for.  A claim
+ * waits up to `wait_s` on the server for a task to be queued (issue 14:
+ * the server answers as soon as one is); one that came back empty sooner
+ * than `poll_s` (an older server, or one holding too many claims) is
+ * followed by a nap, so the worker never asks faster than that.
+ */
+static void claim_loop(struct worker *w, double poll_s, unsigned wait_s)
+{
+	char path[128];
+
+	while (!stop_requested) {
+		json_t *reply = NULL, *task;
+		char *err = NULL;
+		double started = now_s();
+		long status = 0;
+		int rc;
+
+		snprintf(path, sizeof(path),
+			 "/api/v1/workers/%lld/claim?wait=%u", w->id, wait_s);
+		/* A stop need not wait for the claim's wait to end. */
+		client_set_cancel(w->client, &stop_requested);
+		rc = client_post(w->client, path, NULL, &status, &reply, &err);
+		client_set_cancel(w->client, NULL);
+		if (rc < 0) {
+			if (!stop_requested)
+				log_warn("claim failed: %s", err);
+			free(err);
+			nap(poll_s * 2);
+			continue;
+		}
+		task = json_object_get(reply, "task");
+		if (status == 200 && json_is_object(task)) {
+			do_task(w, task);
+		} else {
+			if (status == 404)
+				register_worker(w);
+			else if (status != 200)
+				log_warn("claim refused (%ld): %s", status,
+					 client_error_message(reply));
+			if (status != 200 || now_s() - started < poll_s)
+				nap(poll_s);
+		}
+		json_decref(reply);
+	}
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: statbisect-worker --server URL --token TOKEN"
 		" --work-dir DIR\n"
 		"           [--name NAME] [--group GROUP] [--poll SECONDS]\n"
+		"           [--claim-wait SECONDS (0-30; 20)]\n"
 		"           [--build-cache-max SIZE (bytes, or with K, M, G"
 		" or T; 10G)]\n"
 		"           [--containment auto|cgroup|sweep]\n"
@@ -313,6 +369,7 @@ int main(int argc, char **argv)
 	    {"name", required_argument, NULL, 'n'},
 	    {"group", required_argument, NULL, 'g'},
 	    {"poll", required_argument, NULL, 'p'},
+	    {"claim-wait", required_argument, NULL, 'W'},
 	    {"build-cache-max", required_argument, NULL, 'b'},
 	    {"containment", required_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
@@ -320,10 +377,13 @@ int main(int argc, char **argv)
 	};
 	struct worker w = {0};
 	struct sigaction sa;
-	char host[256] = "worker", path[128];
+	char host[256] = "worker";
 	double poll_s = 1.0;
 	const char *cache_max = env_get("STATBISECT_BUILD_CACHE_MAX");
 	const char *containment = env_get("STATBISECT_CONTAINMENT");
+	const char *claim_wait = env_get("STATBISECT_CLAIM_WAIT");
+	long claim_wait_s = 20;
+	char *end = NULL;
 	int opt;
 
 	w.server = env_get("STATBISECT_SERVER");
@@ -355,6 +415,9 @@ int main(int argc, char **argv)
 		case 'p':
 			poll_s = atof(optarg);
 			break;
+		case 'W':
+			claim_wait = optarg;
+			break;
 		case 'b':
 			cache_max = optarg;
 			break;
@@ -369,8 +432,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (claim_wait != NULL) {
+		claim_wait_s = strtol(claim_wait, &end, 10);
+		if (end == claim_wait || *end != '\0')
+			claim_wait_s = -1;
+	}
 	if (w.server == NULL || w.token == NULL || w.work_dir == NULL ||
-	    !(poll_s > 0)) {
+	    !(poll_s > 0) || claim_wait_s < 0 || claim_wait_s > 30) {
 		usage(stderr);
 		return 2;
 	}
@@ -412,33 +480,7 @@ int main(int argc, char **argv)
 		client_free(w.client);
 		return stop_requested ? 0 : 1;
 	}
-	snprintf(path, sizeof(path), "/api/v1/workers/%lld/claim", w.id);
-	while (!stop_requested) {
-		json_t *reply = NULL, *task;
-		char *err = NULL;
-		long status = 0;
-
-		if (client_post(w.client, path, NULL, &status, &reply, &err) <
-		    0) {
-			log_warn("claim failed: %s", err);
-			free(err);
-			nap(poll_s * 2);
-			continue;
-		}
-		task = json_object_get(reply, "task");
-		if (status == 200 && json_is_object(task)) {
-			do_task(&w, task);
-		} else {
-			if (status == 404 && register_worker(&w) == 0)
-				snprintf(path, sizeof(path),
-					 "/api/v1/workers/%lld/claim", w.id);
-			else if (status != 200)
-				log_warn("claim refused (%ld): %s", status,
-					 client_error_message(reply));
-			nap(poll_s);
-		}
-		json_decref(reply);
-	}
+	claim_loop(&w, poll_s, (unsigned)claim_wait_s);
 	log_info("stopping");
 	contain_shutdown();
 	client_free(w.client);
