@@ -31,7 +31,7 @@ struct http_server {
 /* Per-request state kept by libmicrohttpd between calls. */
 struct request_ctx {
 	char *body;
-	size_t len;
+	size_t len, cap; /* cap: bytes body has room for */
 	bool too_large;
 	/* When the handler first ran, and its hold while waiting. */
 	unsigned long long first_ms;
@@ -381,6 +381,24 @@ static size_t unescape(void *cls, struct MHD_Connection *connection,
 	return url_unescape(text);
 }
 
+/* Makes room for `need` bytes of body, doubling, so that a body that
+ * comes in many pieces is not copied again for each one. */
+static int grow_body(struct request_ctx *ctx, size_t need)
+{
+	size_t cap = ctx->cap != 0 ? ctx->cap : 4096;
+	char *grown;
+
+	if (need <= ctx->cap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	if ((grown = realloc(ctx->body, cap)) == NULL)
+		return -1;
+	ctx->body = grown;
+	ctx->cap = cap;
+	return 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 				  const char *url, const char *method,
 				  const char *version, const char *upload_data,
@@ -410,12 +428,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 		if (ctx->len + *upload_data_size > HTTP_MAX_BODY) {
 			ctx->too_large = true;
 		} else if (!ctx->too_large) {
-			char *grown = realloc(
-			    ctx->body, ctx->len + *upload_data_size + 1);
-
-			if (grown == NULL)
+			if (grow_body(ctx, ctx->len + *upload_data_size + 1) <
+			    0)
 				return MHD_NO;
-			ctx->body = grown;
 			memcpy(ctx->body + ctx->len, upload_data,
 			       *upload_data_size);
 			ctx->len += *upload_data_size;
