@@ -242,12 +242,22 @@ class Service:
         return self.cluster.psql(sql, self.conninfo)
 
     def start_worker(self, name="box-1", env=None):
-        """Starts a worker; `env` adds to (or overrides) the environment."""
-        return self._spawn([os.path.join(BIN_DIR, "statbisect-worker"), "--server", self.url,
-                            "--token", self.worker_token, "--work-dir",
-                            os.path.join(self.root, self.name + "-" + name),
-                            "--name", name], self.name + "-worker.log",
-                           dict(os.environ, **env) if env else None)
+        """Starts a worker; `env` adds to (or overrides) the environment.
+        Returns once it has logged its first line (its signal handlers are
+        in place by then), so that a test that ends at once does not stop
+        it with a SIGTERM it cannot handle yet."""
+        log = os.path.join(self.root, self.name + "-worker.log")
+        before = os.path.getsize(log) if os.path.exists(log) else 0
+        p = self._spawn([os.path.join(BIN_DIR, "statbisect-worker"), "--server", self.url,
+                         "--token", self.worker_token, "--work-dir",
+                         os.path.join(self.root, self.name + "-" + name),
+                         "--name", name], self.name + "-worker.log",
+                        dict(os.environ, **env) if env else None)
+        deadline = time.time() + 10
+        while (time.time() < deadline and p.poll() is None and
+               os.path.getsize(log) <= before):
+            time.sleep(0.01)
+        return p
 
     def log(self, which):
         with open(os.path.join(self.root, "%s-%s.log" % (self.name, which))) as f:
