@@ -118,12 +118,14 @@ static bool query_choice(struct http_response *res, struct http_request *req,
 static json_t *job_row_json(const struct store_jobs_row *j)
 {
 	return json_pack(
-	    "{s:I,s:s,s:s?,s:s,s:s,s:s,s:s,s:s?,s:o,s:s,s:s?}", "id",
+	    "{s:I,s:s,s:s?,s:s,s:s,s:s,s:s,s:s?,s:o,s:s,s:s?,s:I,s:I}", "id",
 	    (json_int_t)j->id, "state", j->state, "verdict", j->verdict,
 	    "repo", j->repo, "testcase", j->testcase, "good", j->good_sha,
 	    "bad", j->bad_sha, "culprit", j->culprit, "change_pct",
 	    isnan(j->change_pct) ? json_null() : json_real(j->change_pct),
-	    "created_at", j->created_at, "finished_at", j->finished_at);
+	    "created_at", j->created_at, "finished_at", j->finished_at, "runs",
+	    (json_int_t)j->runs, "commits_tested",
+	    (json_int_t)j->commits_tested);
 }
 
 /* GET /api/v1/jobs: a page of jobs, newest first, with the total. */

@@ -359,6 +359,44 @@ void store_jobs_page_clear(struct store_jobs_page *page)
 	memset(page, 0, sizeof(*page));
 }
 
+/*
+ * A page of jobs: the total first; the outer join yields one row (the
+ * total) even for an empty page.  Runs and tested commits count as the
+ * job's page does: the runs of its machine, and the commits with a run or
+ * a failed build.
+ */
+/* clang-format off */
+static const char jobs_list_sql[] =
+    "WITH f AS (SELECT j.id FROM jobs j"
+    " JOIN repos rp ON rp.id = j.repo_id"
+    " JOIN testcases t ON t.id = j.testcase_id"
+    " WHERE ($1::text IS NULL OR rp.name = $1)"
+    " AND ($2::text IS NULL OR t.name = $2)"
+    " AND ($3::text IS NULL OR j.state = $3)"
+    " AND ($4::text IS NULL OR j.verdict = $4)),"
+    " page AS (SELECT id FROM f ORDER BY id DESC"
+    " LIMIT $5::bigint OFFSET $6::bigint)"
+    " SELECT (SELECT count(*) FROM f), j.id, j.state,"
+    " j.verdict, rp.name, t.name, j.good_sha, j.bad_sha,"
+    " j.culprit_sha, j.change_pct, "
+    STORE_TIMESTAMP("j.created_at") ", "
+    STORE_TIMESTAMP("j.finished_at") ","
+    " extract(epoch FROM now() - j.created_at)::bigint, c.subject,"
+    " (SELECT count(*) FROM runs r WHERE r.job_id = j.id"
+    " AND NOT r.superseded),"
+    " (SELECT count(*) FROM (SELECT r.commit_idx FROM runs r"
+    " WHERE r.job_id = j.id AND NOT r.superseded UNION"
+    " SELECT b.idx FROM job_commits b WHERE b.job_id = j.id"
+    " AND b.build_failed) tested)"
+    " FROM (SELECT 1) one LEFT JOIN (page"
+    " JOIN jobs j ON j.id = page.id"
+    " JOIN repos rp ON rp.id = j.repo_id"
+    " JOIN testcases t ON t.id = j.testcase_id"
+    " LEFT JOIN job_commits c ON c.job_id = j.id"
+    " AND c.sha = j.culprit_sha) ON true"
+    " ORDER BY j.id DESC";
+/* clang-format on */
+
 int store_jobs_list(struct store_jobs_page *out, PGconn *conn,
 		    const struct store_jobs_filter *filter)
 {
@@ -372,43 +410,7 @@ int store_jobs_list(struct store_jobs_page *out, PGconn *conn,
 	memset(out, 0, sizeof(*out));
 	store_int_text(limit, filter->limit);
 	store_int_text(offset, filter->offset);
-	/* The outer join yields one row (the total) even for an empty
-	 * page. */
-	r = db_exec(
-	    conn,
-	    "WITH f AS (SELECT j.id FROM jobs j"
-	    " JOIN repos rp ON rp.id = j.repo_id"
-	    " JOIN testcases t ON t.id = j.testcase_id"
-	    " WHERE ($1::text IS NULL OR rp.name = $1)"
-	    " AND ($2::text IS NULL OR t.name = $2)"
-	    " AND ($3::text IS NULL OR j.state = $3)"
-	    " AND ($4::text IS NULL OR j.verdict = $4)),"
-	    " page AS (SELECT id FROM f ORDER BY id DESC"
-	    " LIMIT $5::bigint OFFSET $6::bigint)"
-	    " SELECT (SELECT count(*) FROM f), j.id, j.state,"
-	    " j.verdict, rp.name, t.name, j.good_sha, j.bad_sha,"
-	    " j.culprit_sha, j.change_pct, " STORE_TIMESTAMP(
-		"j.created_at") ","
-				" " STORE_TIMESTAMP(
-				    "j.finished_at") ","
-						     " extract(epoch FROM "
-						     "now() - "
-						     "j.created_at)::bigint,"
-						     " c.subject"
-						     " FROM (SELECT 1) one "
-						     "LEFT JOIN (page"
-						     " JOIN jobs j ON j.id = "
-						     "page.id"
-						     " JOIN repos rp ON rp.id "
-						     "= j.repo_id"
-						     " JOIN testcases t ON "
-						     "t.id = j.testcase_id"
-						     " LEFT JOIN job_commits "
-						     "c ON c.job_id = j.id"
-						     " AND c.sha = "
-						     "j.culprit_sha) ON true"
-						     " ORDER BY j.id DESC",
-	    6, params);
+	r = db_exec(conn, jobs_list_sql, 6, params);
 	if (r == NULL)
 		return STORE_FAILED;
 	out->result = r;
@@ -436,6 +438,8 @@ int store_jobs_list(struct store_jobs_page *out, PGconn *conn,
 		j->finished_at = db_text(r, row, 11);
 		j->age_seconds = db_int(r, row, 12);
 		j->culprit_subject = db_text(r, row, 13);
+		j->runs = db_int(r, row, 14);
+		j->commits_tested = db_int(r, row, 15);
 		out->count++;
 	}
 	return 0;

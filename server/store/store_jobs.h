@@ -151,7 +151,8 @@ struct store_jobs_row {
 	const char *good_sha, *bad_sha, *culprit, *culprit_subject;
 	const char *created_at, *finished_at;
 	double change_pct;
-	long long age_seconds; /* since it was created */
+	long long age_seconds;		/* since it was created */
+	long long runs, commits_tested; /* as the job's page counts them */
 };
 
 /* A page of jobs, newest first, and how many match in all. */

@@ -347,12 +347,15 @@ class Replay:
             d = os.path.join(self.server.mail, sub)
             if os.path.isdir(d):
                 for name in os.listdir(d):
-                    with open(os.path.join(d, name), "rb") as f:
-                        out.append(f.read())
-        # Not by what differs from run to run: the Date, and the read
-        # keys of the links (a job reported twice has two).
-        return sorted(out, key=lambda m: re.sub(
-            rb"key=[0-9a-f]{64}", b"", re.sub(rb"^Date: [^\n]*\n", b"", m)))
+                    path = os.path.join(d, name)
+                    with open(path, "rb") as f:
+                        out.append((f.read(), os.stat(path).st_mtime_ns))
+        # Not by what differs from run to run, the Date and the read keys
+        # of the links; reports alike but for those (a job reported again
+        # after a retry) in the order they were delivered.
+        out.sort(key=lambda m: (re.sub(rb"key=[0-9a-f]{64}", b"", re.sub(
+            rb"^Date: [^\n]*\n", b"", m[0])), m[1]))
+        return [m for m, _ in out]
 
 
 class Normalizer:

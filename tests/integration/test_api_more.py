@@ -79,7 +79,8 @@ def jobs_list_filters_pages_and_refuses_bad_filters(env):
        "one regr job, default page")
     j = got["jobs"][0]
     eq(sorted(j), sorted(["id", "state", "verdict", "repo", "testcase", "good", "bad",
-                          "culprit", "change_pct", "created_at", "finished_at"]),
+                          "culprit", "change_pct", "created_at", "finished_at", "runs",
+                          "commits_tested"]),
        "job summary fields")
     eq((j["id"], j["state"], j["verdict"], j["repo"], j["testcase"], j["good"], j["bad"],
         j["culprit"], j["change_pct"]),
@@ -253,7 +254,8 @@ def lists_of_repos_testcases_and_workers(env):
     eq(tc[0], {"name": P + "regr-tc", "build": "sh build.sh", "run": "./bench",
                "kpi": "bench.score", "higher_is_better": True, "min_change_pct": 1.0,
                "runs_min": 5, "runs_max": 50, "timeout_s": 600,
-               "params": {"test": "score", "nr_task": 1}, "monitors": []},
+               "params": {"test": "score", "nr_task": 1}, "monitors": [],
+               "bench_repo": None, "bench_rev": None},
        "testcase as registered")
 
     workers = svc.api.ok("GET", "/api/v1/workers", token=svc.read_token)["workers"]

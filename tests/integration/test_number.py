@@ -146,3 +146,9 @@ def number_a_finished_job_shows_a_finished_range_and_progress(env):
     check(isinstance(elapsed, float) and elapsed > 0,
           "a done job's time from its first claim to its end: %r" % elapsed)
     eq(job["progress"]["time_left_s"], None, "a done job has no time left")
+    # The jobs list counts as the job does (issue 15).
+    listed = [j for j in env.svc.api.ok("GET", "/api/v1/jobs?testcase=%s" % (P + "regr-tc"),
+                                        token=env.svc.read_token)["jobs"]
+              if j["id"] == job["id"]]
+    eq([(j["runs"], j["commits_tested"]) for j in listed],
+       [(job["runs"], job["commits_tested"])], "runs and tested commits in the list")
