@@ -350,11 +350,14 @@ class Replay:
                     path = os.path.join(d, name)
                     with open(path, "rb") as f:
                         out.append((f.read(), os.stat(path).st_mtime_ns))
-        # Not by what differs from run to run, the Date and the read keys
-        # of the links; reports alike but for those (a job reported again
-        # after a retry) in the order they were delivered.
-        out.sort(key=lambda m: (re.sub(rb"key=[0-9a-f]{64}", b"", re.sub(
-            rb"^Date: [^\n]*\n", b"", m[0])), m[1]))
+        # Not by what differs from run to run (the Date, Message-IDs and
+        # the read keys of the links); reports alike but for those (a job
+        # reported again after a retry) in the order they were delivered.
+        def stable(text):
+            text = re.sub(rb"(?m)^(Date|Message-ID|In-Reply-To|References):"
+                          rb"[^\n]*\n", b"", text)
+            return re.sub(rb"key=[0-9a-f]{64}", b"", text)
+        out.sort(key=lambda m: (stable(m[0]), m[1]))
         return [m for m, _ in out]
 
 
