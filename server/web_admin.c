@@ -156,11 +156,13 @@ static void admin_render(struct http_response *res,
 		if (strcmp(titles[i][0], key) == 0)
 			title = titles[i][1];
 	}
-	ctx =
-	    json_pack("{s:s,s:o,s:O,s:O,s:s?,s:s}", "title", title, "items",
-		      list, "values", values != NULL ? values : json_object(),
-		      "errors", errors != NULL ? errors : json_object(),
-		      "general_error", general, "csrf", session->csrf);
+	/* The caller keeps its values and errors: borrowed ("O"), or a new
+	 * empty object given away ("o"). */
+	ctx = json_pack(
+	    "{s:s,s:o,s:o,s:o,s:s?,s:s}", "title", title, "items", list,
+	    "values", values != NULL ? json_incref(values) : json_object(),
+	    "errors", errors != NULL ? json_incref(errors) : json_object(),
+	    "general_error", general, "csrf", session->csrf);
 	if (ctx != NULL && extra != NULL)
 		json_object_update(ctx, extra);
 	web_render(res, status, name, ctx, session, key);

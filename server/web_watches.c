@@ -60,11 +60,12 @@ static void watches_page(struct http_response *res,
 	store_watches_free(watches, count);
 	if (found != NULL)
 		web_admin_form_errors(&errors, &general, found, watch_fields);
-	ctx = json_pack("{s:s,s:o,s:O,s:O,s:s?,s:s}", "title", "Watches",
-			"items", items, "values",
-			values != NULL ? values : json_object(), "errors",
-			errors != NULL ? errors : json_object(),
-			"general_error", general, "csrf", session->csrf);
+	/* Borrowed values and errors, or a new empty object given away. */
+	ctx = json_pack(
+	    "{s:s,s:o,s:o,s:o,s:s?,s:s}", "title", "Watches", "items", items,
+	    "values", values != NULL ? json_incref(values) : json_object(),
+	    "errors", errors != NULL ? json_incref(errors) : json_object(),
+	    "general_error", general, "csrf", session->csrf);
 	web_render(res, status, "watches", ctx, session, "watches");
 	json_decref(errors);
 }
