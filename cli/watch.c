@@ -335,6 +335,7 @@ static int watch_simple(struct remote *remote, const struct watch_options *o)
 	struct remote_reply reply;
 	const char *method = "GET";
 	char path[512], *escaped = NULL;
+	json_t *body;
 	long want = 200;
 	int status;
 
@@ -364,9 +365,9 @@ static int watch_simple(struct remote *remote, const struct watch_options *o)
 		else if (strcmp(o->sub, "show") != 0)
 			method = "POST";
 	}
-	status = watch_call(remote, method, path,
-			    strcmp(method, "POST") == 0 ? json_object() : NULL,
-			    want, &reply);
+	body = strcmp(method, "POST") == 0 ? json_object() : NULL;
+	status = watch_call(remote, method, path, body, want, &reply);
+	json_decref(body);
 	if (status >= 0)
 		return status;
 	if (o->json || strcmp(o->sub, "show") == 0) {
