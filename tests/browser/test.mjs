@@ -301,6 +301,10 @@ try {
 					document.body.scrollWidth),
 				plots: [...document.querySelectorAll('.plot-scroll')].map(
 					(d) => d.scrollWidth - d.clientWidth),
+				checkboxes: [...document.querySelectorAll('input[type="checkbox"]')]
+					.map((b) => b.getBoundingClientRect())
+					.filter((r) => r.width > 0)
+					.map((r) => Math.max(r.width, r.height)),
 			}));
 			const bad = [];
 			if (sizes.document > phone.width) {
@@ -309,6 +313,12 @@ try {
 			sizes.plots.forEach((over, i) => {
 				if (over > 0) {
 					bad.push(`${pathname} plot ${i + 1} is cut off by ${over} px`);
+				}
+			});
+			// A checkbox stays a checkbox, not a box the width of the form.
+			sizes.checkboxes.forEach((side, i) => {
+				if (side > 32) {
+					bad.push(`${pathname} checkbox ${i + 1} is ${Math.round(side)} px`);
 				}
 			});
 			return bad;
