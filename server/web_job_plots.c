@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/store_tasks.h"
+#include "store/store_runs.h"
 #include "strbuf.h"
 #include "svgplot.h"
 #include "web.h"

@@ -14,7 +14,6 @@
 #include <stddef.h>
 
 #include "store.h"
-#include "store_outcomes.h"
 
 /* One commit a task runs: its index in the job, how many runs, and why
  * ("search" or "confirm"). */
@@ -214,24 +213,5 @@ struct store_run_kpi {
  */
 int store_runs_kpis(struct store_run_kpi **out, size_t *count, PGconn *conn,
 		    long long job_id);
-
-/* One run's value of a metric. */
-struct store_run_value {
-	long long commit_index;
-	double value;
-};
-
-/*
- * The values of metric `name` in the counted runs of job `job_id` that
- * reported it as a number, in upload order, into *out (malloc'd, free())
- * and their number into *count.
- */
-int store_runs_metric(struct store_run_value **out, size_t *count,
-		      PGconn *conn, long long job_id, const char *name);
-
-/* The names of the metrics the counted runs of job `job_id` reported, in
- * order, each once, into *out (store_names_clear()). */
-int store_runs_metric_names(struct store_names *out, PGconn *conn,
-			    long long job_id);
 
 #endif
