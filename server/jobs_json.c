@@ -11,6 +11,7 @@
 #include "rechecks.h"
 #include "scheduler.h"
 #include "store/store_engine.h"
+#include "store/store_tasks.h"
 #include "timeleft.h"
 #include "url.h"
 #include "webhooks.h"
@@ -302,6 +303,25 @@ static json_t *machine_json(PGconn *conn, long long job_id)
 			 (json_int_t)m.runs_superseded);
 }
 
+/*
+ * What the job's machine does for it now (issue 15), as its worker last
+ * said with a heartbeat: {"text", "since", "worker"}, or null when the
+ * job is not running or no running task has said.
+ */
+static json_t *activity_json(PGconn *conn, long long job_id, const char *state)
+{
+	struct store_activity a;
+	json_t *out;
+
+	if (strcmp(state, "running") != 0 ||
+	    store_tasks_activity(&a, conn, job_id) != STORE_OK)
+		return json_null();
+	out = json_pack("{s:s,s:s?,s:s}", "text", a.text, "since", a.since,
+			"worker", a.worker);
+	store_activity_clear(&a);
+	return out != NULL ? out : json_null();
+}
+
 json_t *jobs_json(PGconn *conn, long long job_id, bool *failed)
 {
 	struct store_job row;
@@ -342,6 +362,8 @@ json_t *jobs_json(PGconn *conn, long long job_id, bool *failed)
 	}
 	json_object_set_new(out, "report", delivery_json(conn, job_id));
 	json_object_set_new(out, "machine", machine_json(conn, job_id));
+	json_object_set_new(out, "activity",
+			    activity_json(conn, job_id, row.state));
 	json_object_set_new(out, "webhooks",
 			    webhooks_deliveries_json(conn, job_id));
 	hook = webhooks_json(conn, STORE_WEBHOOK_JOB, job_id);

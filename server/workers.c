@@ -209,12 +209,43 @@ static bool check_lease(struct http_response *res, PGconn *conn,
 	return false;
 }
 
+/*
+ * The "activity" of a heartbeat `body` (issue 15) into *out: NULL when
+ * absent; false after answering 400 when it is not a line of printable
+ * text of at most WORKERS_ACTIVITY_MAX bytes.
+ */
+static bool activity_of(struct http_response *res, json_t *body,
+			const char **out)
+{
+	json_t *v = json_object_get(body, "activity");
+	const char *text = json_string_value(v);
+	size_t i;
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v))
+		return true;
+	if (text == NULL || json_string_length(v) > WORKERS_ACTIVITY_MAX ||
+	    strlen(text) != json_string_length(v))
+		goto bad;
+	for (i = 0; text[i] != '\0'; i++)
+		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+			goto bad;
+	*out = text;
+	return true;
+bad:
+	http_error(res, 400, "invalid_field",
+		   "'activity' must be one line of text of at most %d bytes",
+		   WORKERS_ACTIVITY_MAX);
+	return false;
+}
+
 void workers_heartbeat(struct http_response *res, struct http_request *req)
 {
 	json_t *body = http_json_body(res, req), *lease;
 	struct store_task_lease held;
 	PGconn *conn = db_conn();
 	long long task_id, token_id;
+	const char *activity;
 
 	if (body == NULL)
 		return;
@@ -225,6 +256,8 @@ void workers_heartbeat(struct http_response *res, struct http_request *req)
 			   "a task id and an integer 'lease' are needed");
 		goto out;
 	}
+	if (!activity_of(res, body, &activity))
+		goto out;
 	if (conn == NULL || db_begin(conn) < 0) {
 		http_db_failed(res);
 		goto out;
@@ -235,8 +268,8 @@ void workers_heartbeat(struct http_response *res, struct http_request *req)
 		goto out;
 	}
 	/* A worker busy with a task is seen: its jobs stay with it. */
-	if (store_tasks_extend(conn, task_id, server_config.lease_seconds) <
-		0 ||
+	if (store_tasks_extend(conn, task_id, activity,
+			       server_config.lease_seconds) < 0 ||
 	    store_workers_touch(&token_id, conn, held.worker_id) ==
 		STORE_FAILED ||
 	    db_commit(conn) < 0) {

@@ -13,6 +13,9 @@
 #include "http.h"
 #include "store/store_tasks.h"
 
+/* The longest "activity" a heartbeat may report. */
+#define WORKERS_ACTIVITY_MAX 200
+
 /*
  * The commits a task runs, in the order to run them: [{"index", "commit",
  * "runs", "purpose", "rebuild"}] (new reference).

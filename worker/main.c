@@ -101,29 +101,51 @@ struct heartbeat {
 	unsigned interval_s;
 	atomic_bool done;
 	atomic_bool lease_lost;
+	/* What the task does now: sent at least every interval, and within
+	 * two seconds of a change (issue 15). */
+	struct task_activity activity;
 };
+
+/* Whether to send a heartbeat after `waited` tenths of a second since the
+ * last: the interval has passed, or the activity changed and two seconds
+ * have (a run every tenth of a second is not a request every tenth). */
+static bool heartbeat_due(struct heartbeat *hb, unsigned waited,
+			  unsigned long long sent_changes, char *text,
+			  size_t size, unsigned long long *changes)
+{
+	*changes = task_activity_get(&hb->activity, text, size);
+	return waited >= hb->interval_s * 10 ||
+	       (*changes != sent_changes && waited >= 20);
+}
 
 static void *heartbeat_main(void *arg)
 {
 	struct heartbeat *hb = arg;
 	struct client *c = client_new(hb->server, hb->token);
+	unsigned long long sent_changes = 0, changes = 0;
 	char path[128];
 
 	snprintf(path, sizeof(path), "/api/v1/tasks/%lld/heartbeat",
 		 hb->task_id);
 	while (c != NULL && !atomic_load(&hb->done)) {
+		char text[sizeof(hb->activity.text)];
 		json_t *body, *reply = NULL;
 		char *err = NULL;
 		long status = 0;
 		unsigned waited;
 
-		for (waited = 0;
-		     waited < hb->interval_s * 10 && !atomic_load(&hb->done);
+		for (waited = 0; !heartbeat_due(hb, waited, sent_changes, text,
+						sizeof(text), &changes) &&
+				 !atomic_load(&hb->done);
 		     waited++)
 			usleep(100 * 1000);
 		if (atomic_load(&hb->done))
 			break;
 		body = json_pack("{s:I}", "lease", (json_int_t)hb->lease);
+		if (text[0] != '\0')
+			json_object_set_new(body, "activity",
+					    json_string(text));
+		sent_changes = changes;
 		if (client_post(c, path, body, &status, &reply, &err) < 0) {
 			log_warn("heartbeat failed: %s", err);
 			free(err);
@@ -225,7 +247,7 @@ static void upload(struct worker *w, long long task_id, long long lease,
 
 static void do_task(struct worker *w, json_t *task)
 {
-	struct heartbeat hb = {0};
+	struct heartbeat hb = {.activity = TASK_ACTIVITY_INIT};
 	struct task_env env;
 	json_t *result = NULL;
 	char *err = NULL;
@@ -251,6 +273,7 @@ static void do_task(struct worker *w, json_t *task)
 	env.build_cache_max = w->build_cache_max;
 	env.stop = &stop_requested;
 	env.lease_lost = &hb.lease_lost;
+	env.activity = &hb.activity;
 	if (task_execute(&result, task, &env, &err) < 0) {
 		log_warn("task %lld not done: %s", hb.task_id, err);
 		free(err);

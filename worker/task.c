@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,36 @@ static bool has_commit(git_repository *repo, const char *sha)
 /* Brings commit `sha` into the build tree `tree`, fetching it into the
  * repository's mirror first when the mirror lacks it.  A commit of a patch
  * job's `series` (or NULL) is made from it on its base (series.h). */
+void task_activity_set(struct task_activity *activity, const char *fmt, ...)
+{
+	char text[sizeof(activity->text)];
+	va_list ap;
+
+	if (activity == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&activity->lock);
+	if (strcmp(text, activity->text) != 0) {
+		memcpy(activity->text, text, sizeof(text));
+		activity->changes++;
+	}
+	pthread_mutex_unlock(&activity->lock);
+}
+
+unsigned long long task_activity_get(struct task_activity *activity, char *buf,
+				     size_t size)
+{
+	unsigned long long changes;
+
+	pthread_mutex_lock(&activity->lock);
+	snprintf(buf, size, "%s", activity->text);
+	changes = activity->changes;
+	pthread_mutex_unlock(&activity->lock);
+	return changes;
+}
+
 static int prepare_tree(const struct task_env *env, const char *repo_name,
 			const char *url, const char *sha, const char *tree,
 			json_t *series, char **err)
@@ -107,9 +138,16 @@ static int prepare_tree(const struct task_env *env, const char *repo_name,
 		repo = NULL;
 		free(*err);
 		*err = NULL;
+		task_activity_set(env->activity,
+				  access(mirror, F_OK) == 0
+				      ? "fetching %s"
+				      : "fetching %s for the first time on "
+					"this machine (all of its history)",
+				  repo_name);
 		if (gitrepo_mirror(&repo, mirror, url, err) < 0)
 			goto out;
 	}
+	task_activity_set(env->activity, "checking out %.12s", sha);
 	if (base != NULL && !has_commit(repo, sha) &&
 	    series_build(repo, series, sha, err) < 0)
 		goto out;
@@ -530,8 +568,11 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 		}
 		if (prepare_tree(env, repo_name, url, commits[i].sha,
 				 commits[i].tree,
-				 json_object_get(task, "series"), err) < 0 ||
-		    (rc = build_commit(&commits[i], build, timeout_s, env_vars,
+				 json_object_get(task, "series"), err) < 0)
+			goto out;
+		task_activity_set(env->activity, "building %.12s",
+				  commits[i].sha);
+		if ((rc = build_commit(&commits[i], build, timeout_s, env_vars,
 				       failures, err)) < 0)
 			goto out;
 		builds++;
@@ -566,6 +607,10 @@ int task_execute(json_t **out, json_t *task, const struct task_env *env,
 					 "STATBISECT_RUN=%lld", c->done + 1);
 				if (bench.mirror != NULL)
 					env_vars[3] = c->bench_env;
+				task_activity_set(env->activity,
+						  "running %.12s: run %lld of "
+						  "%lld of this task",
+						  c->sha, run_no + 1, total);
 				one = run_once(c->tree, run, (double)timeout_s,
 					       env_vars, kpi, err,
 					       json_object_get(tc, "monitors"),

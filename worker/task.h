@@ -12,6 +12,7 @@
 #define STATBISECT_TASK_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -19,12 +20,36 @@
 /* The build cache's budget when the worker is given none: 10 GiB. */
 #define TASK_BUILD_CACHE_MAX_DEFAULT (10ULL << 30)
 
+/*
+ * What a task does now, in words, for its heartbeats (issue 15): written
+ * by the task (task_activity_set), read by the heartbeat thread
+ * (task_activity_get).  Initialize with TASK_ACTIVITY_INIT.
+ */
+struct task_activity {
+	pthread_mutex_t lock;
+	char text[200];
+	unsigned long long changes; /* one more at each new text */
+};
+
+#define TASK_ACTIVITY_INIT                                                    \
+	{                                                                     \
+		PTHREAD_MUTEX_INITIALIZER, "", 0                              \
+	}
+
+void task_activity_set(struct task_activity *activity, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Copies the text into `buf` (`size` bytes); returns the change count. */
+unsigned long long task_activity_get(struct task_activity *activity, char *buf,
+				     size_t size);
+
 struct task_env {
 	const char *work_dir; /* mirrors/ and builds/ live here */
 	/* Bytes the build trees (buildcache.h) may take. */
 	unsigned long long build_cache_max;
-	volatile sig_atomic_t *stop; /* set by a signal: give up soon */
-	atomic_bool *lease_lost;     /* set by the heartbeat thread */
+	volatile sig_atomic_t *stop;	/* set by a signal: give up soon */
+	atomic_bool *lease_lost;	/* set by the heartbeat thread */
+	struct task_activity *activity; /* what it does now; may be NULL */
 };
 
 /*

@@ -451,17 +451,55 @@ int store_tasks_lock(struct store_task_lease *out, PGconn *conn,
 	return 0;
 }
 
-int store_tasks_extend(PGconn *conn, long long task_id, unsigned lease_seconds)
+int store_tasks_extend(PGconn *conn, long long task_id, const char *activity,
+		       unsigned lease_seconds)
 {
 	char id[STORE_INT_TEXT], seconds[STORE_INT_TEXT];
-	const char *params[2] = {id, seconds};
+	const char *params[3] = {id, seconds, activity};
 
 	store_int_text(id, task_id);
 	store_int_text(seconds, (long long)lease_seconds);
-	return run_command(conn,
-			   "UPDATE tasks SET lease_expires_at = now() +"
-			   " make_interval(secs => $2) WHERE id = $1",
-			   2, params);
+	return run_command(
+	    conn,
+	    "UPDATE tasks SET lease_expires_at = now() +"
+	    " make_interval(secs => $2),"
+	    " activity_at = CASE WHEN $3::text IS NULL OR $3 IS NOT DISTINCT"
+	    " FROM activity THEN activity_at ELSE now() END,"
+	    " activity = coalesce($3, activity) WHERE id = $1",
+	    3, params);
+}
+
+void store_activity_clear(struct store_activity *activity)
+{
+	PQclear(activity->result);
+	memset(activity, 0, sizeof(*activity));
+}
+
+int store_tasks_activity(struct store_activity *out, PGconn *conn,
+			 long long job_id)
+{
+	char id[STORE_INT_TEXT];
+	const char *params[1] = {store_int_text(id, job_id)};
+	PGresult *r;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	r = db_exec(
+	    conn,
+	    "SELECT t.activity, " STORE_TIMESTAMP(
+		"t.activity_at") ", w.name FROM tasks t JOIN workers w ON "
+				 "w.id = t.worker_id"
+				 " WHERE t.job_id = $1 AND t.state = 'running'"
+				 " AND t.activity IS NOT NULL ORDER BY t.id "
+				 "DESC LIMIT 1",
+	    1, params);
+	if ((rc = store_one_row(r)) != STORE_OK)
+		return rc;
+	out->result = r;
+	out->text = db_text(r, 0, 0);
+	out->since = db_text(r, 0, 1);
+	out->worker = db_text(r, 0, 2);
+	return STORE_OK;
 }
 
 int store_tasks_lock_job(char **out, PGconn *conn, long long job_id)

@@ -141,8 +141,12 @@ struct store_task_lease {
 int store_tasks_lock(struct store_task_lease *out, PGconn *conn,
 		     long long task_id);
 
-/* Extends task `task_id`'s lease to `lease_seconds` from now. */
-int store_tasks_extend(PGconn *conn, long long task_id,
+/*
+ * Extends task `task_id`'s lease to `lease_seconds` from now and, unless
+ * `activity` is NULL, records what the task does now (its time kept while
+ * the text stays the same).
+ */
+int store_tasks_extend(PGconn *conn, long long task_id, const char *activity,
 		       unsigned lease_seconds);
 
 /*
@@ -213,5 +217,18 @@ struct store_run_kpi {
  */
 int store_runs_kpis(struct store_run_kpi **out, size_t *count, PGconn *conn,
 		    long long job_id);
+
+/* What a running task of a job does now, on which worker, since when. */
+struct store_activity {
+	const char *text, *since, *worker;
+	PGresult *result;
+};
+
+void store_activity_clear(struct store_activity *activity);
+
+/* The activity of job `job_id`'s latest running task that reported one;
+ * STORE_NOT_FOUND when none did. */
+int store_tasks_activity(struct store_activity *out, PGconn *conn,
+			 long long job_id);
 
 #endif

@@ -245,8 +245,24 @@ static void test_store_tasks__lease_lock_extend_and_finish(void **state)
 	assert_int_equal(held.worker_id, worker);
 	assert_int_equal(held.token_id, token_a);
 	assert_true(held.live);
-	assert_int_equal(store_tasks_extend(db_conn(), claim.task_id, 120), 0);
+	assert_int_equal(
+	    store_tasks_extend(db_conn(), claim.task_id, "building it", 120),
+	    0);
+	{
+		struct store_activity a;
+
+		assert_int_equal(store_tasks_activity(&a, db_conn(), job), 0);
+		assert_string_equal(a.text, "building it");
+		store_activity_clear(&a);
+	}
 	assert_int_equal(store_tasks_finish(db_conn(), claim.task_id, 2), 0);
+	{
+		struct store_activity a;
+
+		/* A task that is done does nothing now. */
+		assert_int_equal(store_tasks_activity(&a, db_conn(), job),
+				 STORE_NOT_FOUND);
+	}
 	assert_int_equal(store_tasks_lock(&held, db_conn(), claim.task_id), 0);
 	assert_string_equal(held.state, "done");
 	assert_int_equal(store_tasks_open_count(&open, db_conn(), job), 0);
