@@ -663,8 +663,7 @@ int report_render_table(char **out, const struct report_input *in)
 
 /* ---- the body --------------------------------------------------------- */
 
-/* A command, each of its lines indented by a tab. */
-static void report_put_command(struct strbuf *b, const char *cmd)
+void report_put_command(struct strbuf *b, const char *cmd)
 {
 	const char *line = cmd, *nl;
 
@@ -712,18 +711,22 @@ static void report_put_testcase(struct strbuf *b,
 	}
 }
 
+void report_put_job_links(struct strbuf *b, const char *job_url,
+			  const char *link_query)
+{
+	const char *query = link_query ? link_query : "";
+
+	strbuf_printf(b,
+		      "The job page and the raw runs are available at:\n"
+		      "%s%s\n%s/runs.csv%s\n%s/runs.json%s\n\n",
+		      job_url, query, job_url, query, job_url, query);
+}
+
 static void report_put_reproduce(struct strbuf *b,
 				 const struct report_input *in)
 {
-	if (in->job_url) {
-		strbuf_append(b, "The job page and the raw runs are "
-				 "available at:\n");
-		const char *query = in->link_query ? in->link_query : "";
-
-		strbuf_printf(b, "%s%s\n%s/runs.csv%s\n%s/runs.json%s\n\n",
-			      in->job_url, query, in->job_url, query,
-			      in->job_url, query);
-	}
+	if (in->job_url)
+		report_put_job_links(b, in->job_url, in->link_query);
 	if (in->build_log_url_count > 0) {
 		size_t i;
 

@@ -102,6 +102,16 @@ struct strbuf;
 void report_put_table_head(struct strbuf *b, const char *const *shas,
 			   size_t count);
 
+/* Appends command `cmd`, each of its lines indented by a tab (an empty
+ * line stays empty).  For report_compare.c too. */
+void report_put_command(struct strbuf *b, const char *cmd);
+
+/* Appends "The job page and the raw runs are available at:" and the links
+ * to the page, runs.csv and runs.json of `job_url`, each with
+ * `link_query` (NULL: none), and a blank line.  For report_compare.c too. */
+void report_put_job_links(struct strbuf *b, const char *job_url,
+			  const char *link_query);
+
 /*
  * The subsystem of a commit subject: the text before its first ':', with
  * surrounding blanks removed ("net: udp: x" -> "net", "mm, swap: x" ->

@@ -263,39 +263,16 @@ static void compare_put_testcase(struct strbuf *b,
 	strbuf_append(b, "\n\n");
 }
 
-/* A command, each of its lines indented by a tab. */
-static void compare_put_command(struct strbuf *b, const char *cmd)
-{
-	const char *line = cmd, *nl;
-
-	while (*line) {
-		nl = strchr(line, '\n');
-		if (!nl)
-			nl = line + strlen(line);
-		if (nl > line) {
-			strbuf_append(b, "\t");
-			strbuf_appendn(b, line, (size_t)(nl - line));
-		}
-		strbuf_append(b, "\n");
-		line = *nl ? nl + 1 : nl;
-	}
-}
-
 static void compare_put_reproduce(struct strbuf *b,
 				  const struct report_compare_input *in)
 {
-	const char *query = in->link_query ? in->link_query : "";
 	size_t i;
 
 	if (in->job_url != NULL)
-		strbuf_printf(b,
-			      "The job page and the raw runs are available "
-			      "at:\n%s%s\n%s/runs.csv%s\n%s/runs.json%s\n\n",
-			      in->job_url, query, in->job_url, query,
-			      in->job_url, query);
+		report_put_job_links(b, in->job_url, in->link_query);
 	if (in->bench_cmd != NULL) {
 		strbuf_append(b, "The benchmark, beside the tree:\n\n");
-		compare_put_command(b, in->bench_cmd);
+		report_put_command(b, in->bench_cmd);
 		strbuf_append(b, "\n");
 	}
 	strbuf_append(b, "To reproduce, for each revision:\n\n");
@@ -303,9 +280,9 @@ static void compare_put_reproduce(struct strbuf *b,
 		strbuf_printf(b, "\tgit checkout %s\n", in->columns[i].sha);
 	strbuf_append(b, "\nthen:\n\n");
 	if (in->build_cmd != NULL)
-		compare_put_command(b, in->build_cmd);
+		report_put_command(b, in->build_cmd);
 	if (in->run_cmd != NULL)
-		compare_put_command(b, in->run_cmd);
+		report_put_command(b, in->run_cmd);
 	strbuf_append(b, "\n");
 }
 
