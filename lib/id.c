@@ -1,5 +1,6 @@
 #include "id.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <string.h>
 
@@ -16,5 +17,20 @@ int id_parse(long long *out, const char *text)
 	for (i = 0; i < len; i++)
 		value = value * 10 + (text[i] - '0');
 	*out = value;
+	return 0;
+}
+
+int id_parse_sha_prefix(char sha[41], const char *text)
+{
+	size_t i, len = text != NULL ? strlen(text) : 0;
+
+	if (len < ID_SHA_PREFIX_MIN || len > 40)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		if (!isxdigit((unsigned char)text[i]))
+			return -EINVAL;
+		sha[i] = (char)tolower((unsigned char)text[i]);
+	}
+	sha[len] = '\0';
 	return 0;
 }

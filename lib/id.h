@@ -16,4 +16,14 @@
  */
 int id_parse(long long *out, const char *text);
 
+/* The fewest hex digits that name a commit in a URL. */
+#define ID_SHA_PREFIX_MIN 4
+
+/*
+ * Parses `text` as a commit named in a URL (/jobs/7/commits/1a2b3c/log):
+ * ID_SHA_PREFIX_MIN to 40 hex digits, folded to lower case into `sha`.
+ * Returns 0, or -EINVAL leaving `sha` unspecified (also for NULL).
+ */
+int id_parse_sha_prefix(char sha[41], const char *text);
+
 #endif

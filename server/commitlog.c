@@ -1,12 +1,12 @@
 #include "commitlog.h"
 
-#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db.h"
+#include "id.h"
 #include "log.h"
 #include "outcome.h"
 #include "server.h"
@@ -274,23 +274,6 @@ out:
 	return error;
 }
 
-/* A commit named in a path: 4 to 40 hex digits, folded to lower case
- * into `sha`. */
-static bool parse_sha(char *sha, size_t size, const char *text)
-{
-	size_t i, len = strlen(text);
-
-	if (len < 4 || len > 40 || len >= size)
-		return false;
-	for (i = 0; i < len; i++) {
-		if (!isxdigit((unsigned char)text[i]))
-			return false;
-		sha[i] = (char)tolower((unsigned char)text[i]);
-	}
-	sha[len] = '\0';
-	return true;
-}
-
 int commitlog_log(json_t **out, struct field_errors *errors, long long job_id,
 		  const char *commit)
 {
@@ -298,7 +281,7 @@ int commitlog_log(json_t **out, struct field_errors *errors, long long job_id,
 	char sha[41];
 
 	*out = NULL;
-	if (!parse_sha(sha, sizeof(sha), commit)) {
+	if (id_parse_sha_prefix(sha, commit) < 0) {
 		fields_add(errors, "commit", 400, "invalid_commit",
 			   "a commit is named by 4 to 40 hex digits of its "
 			   "SHA");

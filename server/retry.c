@@ -1,6 +1,5 @@
 #include "retry.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,26 +11,6 @@
 #include "store/store_retry.h"
 #include "store/store_tasks.h"
 #include "web.h"
-
-/* The shortest prefix taken for a commit, as the commit log's route. */
-#define RETRY_PREFIX_MIN 4
-
-/* `text` as a lower-case SHA prefix into `sha` (41 bytes); false when it
- * is not 4 to 40 hex digits. */
-static bool parse_prefix(char sha[41], const char *text)
-{
-	size_t i, len = text != NULL ? strlen(text) : 0;
-
-	if (len < RETRY_PREFIX_MIN || len > 40)
-		return false;
-	for (i = 0; i < len; i++) {
-		if (!isxdigit((unsigned char)text[i]))
-			return false;
-		sha[i] = (char)tolower((unsigned char)text[i]);
-	}
-	sha[len] = '\0';
-	return true;
-}
 
 /* Why a job in `state` of `kind` takes no retry, or NULL when it does. */
 static const char *refusal(const char *state, const char *kind)
@@ -118,7 +97,7 @@ int retry_commit(json_t **out, PGconn *conn, long long job_id, const char *sha,
 	int rc;
 
 	*out = NULL;
-	if (!parse_prefix(prefix, sha)) {
+	if (id_parse_sha_prefix(prefix, sha) < 0) {
 		fields_add(errors, "commit", 400, "invalid_commit",
 			   "'%.64s' is not a commit: give 4 to 40 hex digits "
 			   "of its SHA",

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <string.h>
 
 #include "id.h"
 
@@ -59,11 +60,34 @@ static void test_id__invalid_ids_leave_out_alone(void **state)
 	assert_int_equal(id, 7);
 }
 
+/* Commits in URLs: 4 to 40 hex digits, folded to lower case. */
+static void test_id__sha_prefixes(void **state)
+{
+	char sha[41];
+
+	(void)state;
+	assert_int_equal(id_parse_sha_prefix(sha, "1A2b"), 0);
+	assert_string_equal(sha, "1a2b");
+	assert_int_equal(id_parse_sha_prefix(
+			     sha, "0123456789ABCDEF0123456789abcdef01234567"),
+			 0);
+	assert_string_equal(sha, "0123456789abcdef0123456789abcdef01234567");
+	assert_int_equal(id_parse_sha_prefix(sha, "abc"), -EINVAL);
+	assert_int_equal(id_parse_sha_prefix(
+			     sha, "0123456789abcdef0123456789abcdef012345678"),
+			 -EINVAL);
+	assert_int_equal(id_parse_sha_prefix(sha, "12g4"), -EINVAL);
+	assert_int_equal(id_parse_sha_prefix(sha, "12 4"), -EINVAL);
+	assert_int_equal(id_parse_sha_prefix(sha, ""), -EINVAL);
+	assert_int_equal(id_parse_sha_prefix(sha, NULL), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_id__valid_ids),
 	    cmocka_unit_test(test_id__invalid_ids_leave_out_alone),
+	    cmocka_unit_test(test_id__sha_prefixes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
