@@ -1,6 +1,9 @@
 """Real parts for statbisect's integration tests: a private PostgreSQL
 cluster (scripts/pg-local), the built server and worker binaries, real git
 repositories, and an HTTP client.  No part is mocked."""
+import email
+import email.policy
+import glob
 import json
 import os
 import random
@@ -296,6 +299,29 @@ class Service:
             time.sleep(0.3)
         raise AssertionError("job %d did not finish in %d s; worker log:\n%s" %
                              (job_id, timeout, self.log("worker")))
+
+
+def wait_for(what, fn, svc=None, timeout=240):
+    """fn()'s first true value, asked every 0.2 s; fails after `timeout`
+    seconds, with the end of `svc`'s server log when one is given."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = fn()
+        if got:
+            return got
+        time.sleep(0.2)
+    raise AssertionError("%s did not happen in %d s%s" % (
+        what, timeout, "; server log:\n" + svc.log("server") if svc else ""))
+
+
+def mails(svc):
+    """The reports `svc` delivered into its Maildir, parsed, in the order
+    of their file names."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(svc.mail, "new", "*"))):
+        with open(path, "rb") as f:
+            out.append(email.message_from_binary_file(f, policy=email.policy.default))
+    return out
 
 
 def workdir():

@@ -9,7 +9,7 @@ import os
 import signal
 import time
 
-from harness import Service, bench_repo, check, eq, rand_index, test
+from harness import Service, bench_repo, check, eq, rand_index, test, wait_for
 from test_web import Browser
 
 P = "fleet"
@@ -20,14 +20,6 @@ SLOWER = ("./bench | awk -v f=\"${FLEET_SCORE_SCALE:-1}\""
           " { print }'")
 
 
-def wait_for(what, cond, timeout=120):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError("timed out waiting for " + what)
 
 
 @test
@@ -49,7 +41,7 @@ def a_job_whose_machine_dies_finishes_on_another_without_mixing(env):
 
         first = svc.start_worker("fleet-a")
         wait_for("the job bound to the first worker", lambda: psql(
-            "select worker_id from jobs where id = %(job)d"))
+            "select worker_id from jobs where id = %(job)d"), timeout=120)
         bound = psql("select w.name from jobs j join workers w"
                      " on w.id = j.worker_id where j.id = %(job)d")
         eq(bound, "fleet-a", "the job's machine after its first claim")
@@ -57,7 +49,8 @@ def a_job_whose_machine_dies_finishes_on_another_without_mixing(env):
         # The endpoints and some of the search on the first machine; the
         # second, live and idle, is handed none of the job's tasks.
         wait_for("runs of the first worker", lambda: int(psql(
-            "select count(*) from runs where job_id = %(job)d") or 0) >= 14)
+            "select count(*) from runs where job_id = %(job)d") or 0) >= 14,
+                 timeout=120)
         os.kill(first.pid, signal.SIGKILL)
         first.wait()
         killed_at = time.time()

@@ -7,12 +7,11 @@ apply" note in its thread; an incomplete one is given up after the
 timeout; nothing is read twice across a restart."""
 import email
 import email.policy
-import glob
 import os
 import re
 import time
 
-from harness import Service, bench_repo, check, eq, test
+from harness import Service, bench_repo, check, eq, mails, test, wait_for
 from test_patches import make_series
 
 
@@ -31,24 +30,8 @@ def deliver(maildir, name, text):
     os.rename(tmp, os.path.join(maildir, "new", name))
 
 
-def sent_mails(svc):
-    out = []
-    for path in sorted(glob.glob(os.path.join(svc.mail, "new", "*"))):
-        with open(path, "rb") as f:
-            out.append(email.message_from_binary_file(
-                f, policy=email.policy.default))
-    return out
 
 
-def wait_for(what, fn, svc, timeout=240):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        got = fn()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError("%s did not happen in %d s; server log:\n%s" % (
-        what, timeout, svc.log("server")))
 
 
 def inbox(svc):
@@ -123,7 +106,7 @@ def a_series_dropped_into_the_inbox_is_tested_and_replied_by_itself(env):
                     " AND c.sha = '%s'" % (job_id, done["culprit"])), "3",
            "the culprit is the third patch")
         reply = wait_for("the reply", lambda: [
-            m for m in sent_mails(svc) if "sched: take the slow path" in str(m["Subject"])],
+            m for m in mails(svc) if "sched: take the slow path" in str(m["Subject"])],
             svc, timeout=60)[0]
         patch3 = re.search(r"^Message-Id: (<[^>]+>)", messages[3], re.M).group(1)
         eq(str(reply["Subject"]), "Re: [PATCH 3/4] sched: take the slow path", "Subject")
@@ -153,7 +136,7 @@ def a_series_dropped_into_the_inbox_is_tested_and_replied_by_itself(env):
             m for m in inbox(svc) if m["state"] == "refused"], svc)
         check("does not apply" in refused[0]["note"], "the note: %r" % refused[0])
         note = wait_for("the note mailed", lambda: [
-            m for m in sent_mails(svc) if "could not test" in
+            m for m in mails(svc) if "could not test" in
             m.get_body(preferencelist=("plain",)).get_content()], svc, timeout=30)[0]
         cover = re.search(r"^Message-Id: <([^>]+)>", messages[0], re.M).group(1)
         eq(note["In-Reply-To"], "<v2-%s>" % cover, "the note replies to the cover letter")

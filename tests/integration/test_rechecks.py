@@ -4,36 +4,16 @@ bisected by a real worker; the branch then moves on without a fix, and a
 re-check by hand adds "still regression on main <sha>" to the job and
 replies in the thread of its report; a fix later, the schedule of the
 testcase re-checks it by itself and finds it fixed; and the refusals."""
-import email
-import email.policy
-import glob
 import os
-import time
 
-from harness import Service, bench_repo, check, eq, test
+from harness import Service, bench_repo, check, eq, mails, test, wait_for
 from test_web import Browser
 
 OWNER = __name__
 
 
-def mails(svc):
-    out = []
-    for path in sorted(glob.glob(os.path.join(svc.mail, "new", "*"))):
-        with open(path, "rb") as f:
-            out.append(email.message_from_binary_file(
-                f, policy=email.policy.default))
-    return out
 
 
-def wait_for(what, fn, svc, timeout=240):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        got = fn()
-        if got:
-            return got
-        time.sleep(0.3)
-    raise AssertionError("%s did not happen in %d s; server log:\n%s" % (
-        what, timeout, svc.log("server")[-6000:]))
 
 
 def job(svc, job_id):

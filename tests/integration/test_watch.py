@@ -5,37 +5,19 @@ measures each new head against the last measured one by itself, bisects
 the range when the KPI moved, and mails one report per culprit saying
 "in branch main"; unchanged heads send nothing, a restart changes none of
 it, and a culprit is never reported twice."""
-import email
-import email.policy
-import glob
 import os
 import subprocess
 import time
 
-from harness import AREAS, BENCH_C, BIN_DIR, BUILD_SH, Repo, Service, check, eq, test
+from harness import (AREAS, BENCH_C, BIN_DIR, BUILD_SH, Repo, Service, check, eq, mails, test,
+                     wait_for)
 from test_web import Browser
 
 OWNER = __name__
 
 
-def mails(svc):
-    out = []
-    for path in sorted(glob.glob(os.path.join(svc.mail, "new", "*"))):
-        with open(path, "rb") as f:
-            out.append(email.message_from_binary_file(
-                f, policy=email.policy.default))
-    return out
 
 
-def wait_for(what, fn, timeout=240, svc=None):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        got = fn()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError("%s did not happen in %d s%s" % (
-        what, timeout, "; server log:\n" + svc.log("server") if svc else ""))
 
 
 class Pusher:
