@@ -146,6 +146,24 @@ void store_names_clear(struct store_names *names)
 	memset(names, 0, sizeof(*names));
 }
 
+int store_names_take(struct store_names *out, PGresult *r)
+{
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	if ((out->result = r) == NULL)
+		return STORE_FAILED;
+	out->count = (size_t)PQntuples(r);
+	out->names = calloc(out->count + 1, sizeof(*out->names));
+	if (out->names == NULL) {
+		store_names_clear(out);
+		return STORE_FAILED;
+	}
+	for (i = 0; i < out->count; i++)
+		out->names[i] = db_text(r, (int)i, 0);
+	return STORE_OK;
+}
+
 int store_outcomes_names(struct store_names *out, PGconn *conn,
 			 long long job_id, long long first, long long second,
 			 enum store_names_source source)
@@ -171,21 +189,8 @@ int store_outcomes_names(struct store_names *out, PGconn *conn,
 	const char *params[3] = {store_int_text(job, job_id),
 				 store_int_text(a, first),
 				 store_int_text(b, second)};
-	size_t i;
 
-	memset(out, 0, sizeof(*out));
-	out->result = db_exec(conn, sql[source], 3, params);
-	if (out->result == NULL)
-		return STORE_FAILED;
-	out->count = (size_t)PQntuples(out->result);
-	out->names = calloc(out->count + 1, sizeof(*out->names));
-	if (out->names == NULL) {
-		store_names_clear(out);
-		return STORE_FAILED;
-	}
-	for (i = 0; i < out->count; i++)
-		out->names[i] = db_text(out->result, (int)i, 0);
-	return STORE_OK;
+	return store_names_take(out, db_exec(conn, sql[source], 3, params));
 }
 
 int store_outcomes_kpi(char **out, PGconn *conn, long long job_id)

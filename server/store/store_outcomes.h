@@ -79,6 +79,10 @@ struct store_names {
 
 void store_names_clear(struct store_names *names);
 
+/* The first column of result `r` (NULL: the query failed) as *out, which
+ * keeps `r`; STORE_OK or STORE_FAILED.  For the store modules. */
+int store_names_take(struct store_names *out, PGresult *r);
+
 /* Where store_outcomes_names looks. */
 enum store_names_source {
 	STORE_NAMES_REPORTED,  /* as the worker reported them for each */

@@ -36,25 +36,13 @@ int store_runs_metric_names(struct store_names *out, PGconn *conn,
 {
 	char job[STORE_INT_TEXT];
 	const char *params[1] = {store_int_text(job, job_id)};
-	size_t i;
 
-	memset(out, 0, sizeof(*out));
-	out->result = db_exec(conn,
-			      "SELECT DISTINCT n FROM runs,"
-			      " jsonb_object_keys(metrics) AS n"
-			      " WHERE job_id = $1 AND NOT superseded"
-			      " AND jsonb_typeof(metrics) = 'object'"
-			      " ORDER BY n",
-			      1, params);
-	if (out->result == NULL)
-		return STORE_FAILED;
-	out->count = (size_t)PQntuples(out->result);
-	out->names = calloc(out->count + 1, sizeof(*out->names));
-	if (out->names == NULL) {
-		store_names_clear(out);
-		return STORE_FAILED;
-	}
-	for (i = 0; i < out->count; i++)
-		out->names[i] = db_text(out->result, (int)i, 0);
-	return STORE_OK;
+	return store_names_take(out,
+				db_exec(conn,
+					"SELECT DISTINCT n FROM runs,"
+					" jsonb_object_keys(metrics) AS n"
+					" WHERE job_id = $1 AND NOT superseded"
+					" AND jsonb_typeof(metrics) = 'object'"
+					" ORDER BY n",
+					1, params));
 }
