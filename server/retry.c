@@ -172,10 +172,8 @@ void retry_web(struct http_response *res, struct http_request *req)
 	if (rc == 0) {
 		snprintf(location, sizeof(location), "/jobs/%lld", job_id);
 		web_redirect(res, location);
-	} else if (rc == JOBS_DB_FAILED || errors.count == 0) {
-		web_db_failed(res, &session);
 	} else {
-		web_error_page(res, errors.items[0].status, &session,
-			       errors.items[0].message);
+		web_jobs_failed(res, rc, &errors, &session,
+				"Cannot retry the commit.");
 	}
 }

@@ -137,6 +137,14 @@ json_t *web_notify_list(const char *text);
 
 /* web_jobs.c */
 
+/* Answers the outcome `rc` of a jobs service call that did not succeed
+ * (jobs.h: JOBS_REFUSED with `errors`, or JOBS_DB_FAILED) with an error
+ * page: the first error's status and message, `fallback` for an empty
+ * one. */
+void web_jobs_failed(struct http_response *res, int rc,
+		     const struct field_errors *errors,
+		     const struct web_session *session, const char *fallback);
+
 /* The registered repositories' (or testcases') names as a select's
  * options: [{"name", "selected"}], `selected` marked (new reference). */
 json_t *web_jobs_names(bool testcases, const char *selected);

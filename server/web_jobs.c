@@ -199,10 +199,9 @@ static bool path_job(long long *job_id, struct http_response *res,
 
 /* Answers the outcome `rc` of a jobs service call that did not succeed
  * with an error page. */
-static void jobs_failed(struct http_response *res, int rc,
-			const struct field_errors *errors,
-			const struct web_session *session,
-			const char *fallback)
+void web_jobs_failed(struct http_response *res, int rc,
+		     const struct field_errors *errors,
+		     const struct web_session *session, const char *fallback)
 {
 	if (rc == JOBS_DB_FAILED || errors->count == 0)
 		web_db_failed(res, session);
@@ -233,7 +232,8 @@ void web_job_report(struct http_response *res, struct http_request *req)
 	if (rc == 0)
 		http_text(res, 200, "text/plain; charset=utf-8", message);
 	else
-		jobs_failed(res, rc, &errors, &session, "There is no report.");
+		web_jobs_failed(res, rc, &errors, &session,
+				"There is no report.");
 	free(message);
 }
 
@@ -321,7 +321,7 @@ void web_job_cancel(struct http_response *res, struct http_request *req)
 		snprintf(location, sizeof(location), "/jobs/%lld", job_id);
 		web_redirect(res, location);
 	} else {
-		jobs_failed(res, rc, &errors, &session, "Cannot cancel.");
+		web_jobs_failed(res, rc, &errors, &session, "Cannot cancel.");
 	}
 }
 
@@ -346,6 +346,6 @@ void web_job_rerun(struct http_response *res, struct http_request *req)
 		snprintf(location, sizeof(location), "/jobs/%lld", new_id);
 		web_redirect(res, location);
 	} else {
-		jobs_failed(res, rc, &errors, &session, "Cannot re-run.");
+		web_jobs_failed(res, rc, &errors, &session, "Cannot re-run.");
 	}
 }
