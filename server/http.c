@@ -14,6 +14,7 @@
 #include "db.h"
 #include "httpwait.h"
 #include "id.h"
+#include "jobcache.h"
 #include "log.h"
 #include "reqcount.h"
 #include "tokens.h"
@@ -254,6 +255,11 @@ static const struct http_route *dispatch(struct http_server *server,
 		}
 	}
 	route->handler(res, req);
+	/* Its client reads its write at once, whatever the notification's
+	 * delay (jobcache.h). */
+	if (strcmp(req->method, "GET") != 0 &&
+	    strcmp(req->method, "HEAD") != 0)
+		jobcache_forget_all();
 	return route;
 }
 

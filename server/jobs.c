@@ -8,6 +8,7 @@
 #include "compare.h"
 #include "db.h"
 #include "gitrepo.h"
+#include "jobcache.h"
 #include "log.h"
 #include "mirror.h"
 #include "report.h"
@@ -438,11 +439,18 @@ static void no_job(struct field_errors *errors, long long job_id)
 int jobs_get(json_t **out, PGconn *conn, long long job_id,
 	     struct field_errors *errors)
 {
+	struct jobcache_ticket ticket;
+	struct jobs_clock clock;
 	bool failed;
 
-	*out = jobs_json(conn, job_id, &failed);
+	*out = jobcache_lookup(&ticket, job_id);
 	if (*out != NULL)
 		return 0;
+	*out = jobs_json_clocked(conn, job_id, &failed, &clock);
+	if (*out != NULL) {
+		jobcache_keep(&ticket, *out, &clock);
+		return 0;
+	}
 	if (failed)
 		return JOBS_DB_FAILED;
 	no_job(errors, job_id);

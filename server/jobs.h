@@ -19,6 +19,7 @@
 #include "fields.h"
 #include "store/store_jobs.h"
 #include "store/store_repos.h"
+#include "timeleft.h"
 #include "webhooks.h"
 
 #define JOBS_REFUSED (-1)
@@ -169,5 +170,22 @@ int jobs_list(struct store_jobs_page *out, PGconn *conn,
  * (*failed true).
  */
 json_t *jobs_json(PGconn *conn, long long job_id, bool *failed);
+
+/* What a job's answer says of time, to bring a kept answer up to date
+ * (jobcache.h). */
+struct jobs_clock {
+	bool ticking;		  /* elapsed_s grows: started, not finished */
+	bool estimated;		  /* time_left_s is estimated: running */
+	struct timeleft_input in; /* in.elapsed_s: as answered; NaN: null */
+};
+
+/* jobs_json, and its clock into `clock`. */
+json_t *jobs_json_clocked(PGconn *conn, long long job_id, bool *failed,
+			  struct jobs_clock *clock);
+
+/* Sets progress.elapsed_s and progress.time_left_s of `answer`, made
+ * with `clock`, as they are `later_s` seconds after it was made. */
+void jobs_json_times(json_t *answer, const struct jobs_clock *clock,
+		     double later_s);
 
 #endif

@@ -251,35 +251,48 @@ static json_t *delivery_json(PGconn *conn, long long job_id)
 }
 
 /*
- * The job's time (issue 15) into its progress: elapsed_s since its first
- * claim (to its end once it has ended; null before the claim), and while
- * it runs time_left_s, the estimate of lib/timeleft.h (null when there is
- * nothing to go by yet, or the job is not running).
+ * The job's time (issue 15): elapsed_s since its first claim (to its end
+ * once it has ended; null before the claim), and while it runs
+ * time_left_s, the estimate of lib/timeleft.h (null when there is nothing
+ * to go by yet, or the job is not running).
  */
-static void add_times(json_t *out, const struct store_job *row,
+static void job_clock(struct jobs_clock *clock, const struct store_job *row,
 		      const struct sched_job *job, size_t runs, size_t tested)
 {
-	json_t *progress = json_object_get(out, "progress");
-	struct timeleft_input in = {.elapsed_s = row->elapsed_s,
-				    .runs_done = runs,
-				    .commits_tested = tested,
-				    .step_runs_min = job->opts.step_runs_min};
-	double left = NAN;
 	size_t i;
+
+	memset(clock, 0, sizeof(*clock));
+	clock->in.elapsed_s = row->elapsed_s;
+	clock->in.runs_done = runs;
+	clock->in.commits_tested = tested;
+	clock->in.step_runs_min = job->opts.step_runs_min;
+	/* store_jobs_get counts to now() until the job has finished. */
+	clock->ticking = !isnan(row->elapsed_s) && row->finished_at == NULL;
+	clock->estimated = strcmp(row->state, "running") == 0;
+	if (!clock->estimated)
+		return;
+	for (i = 0; i < job->result.request_count; i++)
+		clock->in.runs_pending += job->result.requests[i].runs;
+	for (i = 0; i < job->count; i++)
+		clock->in.search_runs += job->input[i].value_count;
+	clock->in.steps_left = job->result.steps_left;
+}
+
+void jobs_json_times(json_t *answer, const struct jobs_clock *clock,
+		     double later_s)
+{
+	json_t *progress = json_object_get(answer, "progress");
+	struct timeleft_input in = clock->in;
 
 	if (progress == NULL)
 		return;
+	if (clock->ticking)
+		in.elapsed_s += later_s;
 	json_object_set_new(progress, "elapsed_s",
-			    number_or_null(row->elapsed_s));
-	if (strcmp(row->state, "running") == 0) {
-		for (i = 0; i < job->result.request_count; i++)
-			in.runs_pending += job->result.requests[i].runs;
-		for (i = 0; i < job->count; i++)
-			in.search_runs += job->input[i].value_count;
-		in.steps_left = job->result.steps_left;
-		left = timeleft_estimate(&in);
-	}
-	json_object_set_new(progress, "time_left_s", number_or_null(left));
+			    number_or_null(in.elapsed_s));
+	json_object_set_new(
+	    progress, "time_left_s",
+	    number_or_null(clock->estimated ? timeleft_estimate(&in) : NAN));
 }
 
 /*
@@ -324,6 +337,14 @@ static json_t *activity_json(PGconn *conn, long long job_id, const char *state)
 
 json_t *jobs_json(PGconn *conn, long long job_id, bool *failed)
 {
+	struct jobs_clock clock;
+
+	return jobs_json_clocked(conn, job_id, failed, &clock);
+}
+
+json_t *jobs_json_clocked(PGconn *conn, long long job_id, bool *failed,
+			  struct jobs_clock *clock)
+{
 	struct store_job row;
 	struct sched_job job;
 	json_t *out, *commits, *hook;
@@ -352,7 +373,8 @@ json_t *jobs_json(PGconn *conn, long long job_id, bool *failed)
 	    (json_int_t)job.count, "runs", (json_int_t)total_runs,
 	    "commits_tested", (json_int_t)tested, "commits", commits);
 	add_details(out, &row, &job);
-	add_times(out, &row, &job, total_runs, tested);
+	job_clock(clock, &row, &job, total_runs, tested);
+	jobs_json_times(out, clock, 0);
 	if (compare_json_add(conn, out, &job) < 0 ||
 	    rechecks_json_add(conn, out, job_id) < 0) {
 		*failed = true;

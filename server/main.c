@@ -17,6 +17,7 @@
 #include "db.h"
 #include "gitrepo.h"
 #include "inbox.h"
+#include "jobcache.h"
 #include "log.h"
 #include "mailer.h"
 #include "notify.h"
@@ -461,6 +462,7 @@ struct services {
 	struct mailer *mailer;
 	struct notify *tasks_queued; /* wakes waiting claims */
 	struct notify *mail_queued;  /* wakes the mailer */
+	struct notify *jobs_changed; /* forgets kept job answers */
 };
 
 /* A task was queued: the claims that wait for one try again. */
@@ -496,6 +498,10 @@ static int services_start(struct services *out, const struct options *opts,
 	    notify_start(STORE_CHANNEL_TASKS, wake_claims, out->http);
 	if (out->tasks_queued == NULL)
 		return -1;
+	out->jobs_changed =
+	    notify_start_notes(STORE_CHANNEL_JOBS, &jobcache_listener, NULL);
+	if (out->jobs_changed == NULL)
+		return -1;
 	out->mailer = mailer_start();
 	if (out->mailer == NULL) {
 		log_error("cannot start the mailer");
@@ -518,6 +524,8 @@ static void services_stop(struct services *services)
 	notify_stop(services->tasks_queued);
 	notify_stop(services->mail_queued);
 	http_stop(services->http);
+	notify_stop(services->jobs_changed);
+	jobcache_clear();
 	free(services->routes);
 	mailer_stop(services->mailer);
 	inbox_stop();

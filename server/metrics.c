@@ -132,8 +132,34 @@ static void render_requests(struct strbuf *out,
 	}
 }
 
+static void render_jobcache(struct strbuf *out,
+			    const struct jobcache_stats *cache)
+{
+	const struct {
+		const char *name, *help;
+		unsigned long long value;
+	} counters[] = {
+	    {"statbisect_jobcache_hits_total",
+	     "GET /api/v1/jobs/{id} answered from the job cache.",
+	     cache->hits},
+	    {"statbisect_jobcache_misses_total",
+	     "GET /api/v1/jobs/{id} that found no usable answer kept.",
+	     cache->misses},
+	    {"statbisect_jobcache_kept_total", "Job answers kept.",
+	     cache->kept}};
+	size_t i;
+
+	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		promtext_family(out, counters[i].name, "counter",
+				counters[i].help);
+		promtext_sample(out, counters[i].name, NULL, 0,
+				(double)counters[i].value);
+	}
+}
+
 int metrics_render(char **out, const struct store_metrics *db,
-		   const struct http_count *requests, size_t count)
+		   const struct http_count *requests, size_t count,
+		   const struct jobcache_stats *cache)
 {
 	struct strbuf text = STRBUF_INIT;
 	size_t len;
@@ -142,6 +168,7 @@ int metrics_render(char **out, const struct store_metrics *db,
 	render_jobs(&text, db);
 	render_outbox(&text, db);
 	render_requests(&text, requests, count);
+	render_jobcache(&text, cache);
 	return strbuf_finish(out, &len, &text);
 }
 
@@ -149,6 +176,7 @@ void metrics_get(struct http_response *res, struct http_request *req)
 {
 	struct store_metrics db;
 	struct http_count *requests = NULL;
+	struct jobcache_stats cache;
 	size_t count = 0;
 	char *text = NULL;
 
@@ -161,7 +189,8 @@ void metrics_get(struct http_response *res, struct http_request *req)
 	if (req->server != NULL &&
 	    http_counts(req->server, &requests, &count) < 0)
 		count = 0;
-	if (metrics_render(&text, &db, requests, count) < 0) {
+	jobcache_stats(&cache);
+	if (metrics_render(&text, &db, requests, count, &cache) < 0) {
 		http_error(res, 500, "internal", "out of memory");
 	} else {
 		http_text(res, 200, PROMTEXT_CONTENT_TYPE, text);

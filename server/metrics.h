@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "http.h"
+#include "jobcache.h"
 #include "store/store_metrics.h"
 
 /* The upper bounds (seconds) of the job duration histogram's buckets,
@@ -18,11 +19,13 @@ extern const size_t metrics_duration_bound_count;
 
 /*
  * The exposition text of `db` (the database's figures, durations counted
- * under metrics_duration_bounds) and the `count` request counts, in *out
- * (malloc'd, the caller frees it).  Pure.  -1 when out of memory.
+ * under metrics_duration_bounds), the `count` request counts and what
+ * the job cache did (`cache`), in *out (malloc'd, the caller frees it).
+ * Pure.  -1 when out of memory.
  */
 int metrics_render(char **out, const struct store_metrics *db,
-		   const struct http_count *requests, size_t count);
+		   const struct http_count *requests, size_t count,
+		   const struct jobcache_stats *cache);
 
 /* The route's handler. */
 void metrics_get(struct http_response *res, struct http_request *req);

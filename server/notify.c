@@ -17,7 +17,9 @@
 
 struct notify {
 	enum store_channel channel;
+	/* notify_start's: wakes after (re)connecting and on notifications */
 	void (*wake)(void *arg);
+	const struct notify_handlers *handlers; /* or notify_start_notes' */
 	void *arg;
 	pthread_t thread;
 	int stop_pipe[2]; /* written to by notify_stop */
@@ -55,22 +57,32 @@ static void *notify_main(void *arg)
 			}
 			listening = true;
 			/* What was notified while nobody listened. */
-			n->wake(n->arg);
+			if (n->handlers != NULL)
+				n->handlers->listening(n->arg);
+			else
+				n->wake(n->arg);
 		}
-		rc = store_notify_wait(conn, n->stop_pipe[0], NOTIFY_WAIT_MS);
-		if (rc > 0) {
+		rc = store_notify_wait(
+		    conn, n->stop_pipe[0], NOTIFY_WAIT_MS,
+		    n->handlers != NULL ? n->handlers->note : NULL, n->arg);
+		if (rc > 0 && n->handlers == NULL) {
 			n->wake(n->arg);
 		} else if (rc < 0) {
 			listening = false;
+			if (n->handlers != NULL)
+				n->handlers->lost(n->arg);
 			db_disconnect();
 		}
 	}
+	if (listening && n->handlers != NULL)
+		n->handlers->lost(n->arg);
 	db_disconnect();
 	return NULL;
 }
 
-struct notify *notify_start(enum store_channel channel,
-			    void (*wake)(void *arg), void *arg)
+static struct notify *start(enum store_channel channel,
+			    void (*wake)(void *arg),
+			    const struct notify_handlers *handlers, void *arg)
 {
 	struct notify *n = calloc(1, sizeof(*n));
 
@@ -78,6 +90,7 @@ struct notify *notify_start(enum store_channel channel,
 		return NULL;
 	n->channel = channel;
 	n->wake = wake;
+	n->handlers = handlers;
 	n->arg = arg;
 	if (pipe2(n->stop_pipe, O_CLOEXEC) < 0) {
 		log_error("notify: cannot make a pipe");
@@ -92,6 +105,19 @@ struct notify *notify_start(enum store_channel channel,
 		return NULL;
 	}
 	return n;
+}
+
+struct notify *notify_start(enum store_channel channel,
+			    void (*wake)(void *arg), void *arg)
+{
+	return start(channel, wake, NULL, arg);
+}
+
+struct notify *notify_start_notes(enum store_channel channel,
+				  const struct notify_handlers *handlers,
+				  void *arg)
+{
+	return start(channel, NULL, handlers, arg);
 }
 
 void notify_stop(struct notify *n)

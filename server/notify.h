@@ -24,6 +24,23 @@ struct notify;
 struct notify *notify_start(enum store_channel channel,
 			    void (*wake)(void *arg), void *arg);
 
+/* What a listener that needs each notification is told, on the notify
+ * thread. */
+struct notify_handlers {
+	/* It listens, after a (re)connection: whatever was notified
+	 * before is lost. */
+	void (*listening)(void *arg);
+	/* It does not listen any more (the connection broke). */
+	void (*lost)(void *arg);
+	/* One notification, with its payload. */
+	store_notify_each *note;
+};
+
+/* Like notify_start, calling `handlers` (which must outlive the thread). */
+struct notify *notify_start_notes(enum store_channel channel,
+				  const struct notify_handlers *handlers,
+				  void *arg);
+
 /* Stops the thread and frees `n`; NULL does nothing. */
 void notify_stop(struct notify *n);
 

@@ -11,6 +11,7 @@ int store_notify_listen(PGconn *conn, enum store_channel channel)
 	static const char *const listen_sql[] = {
 	    [STORE_CHANNEL_TASKS] = "LISTEN statbisect_tasks",
 	    [STORE_CHANNEL_OUTBOX] = "LISTEN statbisect_outbox",
+	    [STORE_CHANNEL_JOBS] = "LISTEN statbisect_jobs",
 	};
 	PGresult *r = db_exec(conn, listen_sql[channel], 0, NULL);
 
@@ -22,7 +23,7 @@ int store_notify_listen(PGconn *conn, enum store_channel channel)
 
 /* Consumes what the server sent; the number of notifications among it,
  * or -1 when the connection broke. */
-static int consume(PGconn *conn)
+static int consume(PGconn *conn, store_notify_each *each, void *arg)
 {
 	PGnotify *note;
 	int count = 0;
@@ -34,18 +35,21 @@ static int consume(PGconn *conn)
 	}
 	while ((note = PQnotifies(conn)) != NULL) {
 		count++;
+		if (each != NULL)
+			each(note->extra, arg);
 		PQfreemem(note);
 	}
 	return count;
 }
 
-int store_notify_wait(PGconn *conn, int wake_fd, int timeout_ms)
+int store_notify_wait(PGconn *conn, int wake_fd, int timeout_ms,
+		      store_notify_each *each, void *arg)
 {
 	struct pollfd fds[2] = {{.fd = PQsocket(conn), .events = POLLIN},
 				{.fd = wake_fd, .events = POLLIN}};
 	int count, rc;
 
-	if (fds[0].fd < 0 || (count = consume(conn)) < 0)
+	if (fds[0].fd < 0 || (count = consume(conn, each, arg)) < 0)
 		return STORE_FAILED;
 	if (count > 0)
 		return 1;
@@ -54,7 +58,7 @@ int store_notify_wait(PGconn *conn, int wake_fd, int timeout_ms)
 		return errno == EINTR ? 0 : STORE_FAILED;
 	if (rc == 0 || !(fds[0].revents & (POLLIN | POLLHUP | POLLERR)))
 		return 0;
-	count = consume(conn);
+	count = consume(conn, each, arg);
 	if (count < 0)
 		return STORE_FAILED;
 	return count > 0 ? 1 : 0;

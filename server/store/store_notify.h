@@ -18,7 +18,14 @@ enum store_channel {
 	STORE_CHANNEL_TASKS,
 	/* A report or note entered the mail outbox. */
 	STORE_CHANNEL_OUTBOX,
+	/* What GET /api/v1/jobs/{id} answers changed
+	 * (sql/170_job_notify.sql); the payload is the job's id, or empty
+	 * when any job's answer may have changed. */
+	STORE_CHANNEL_JOBS,
 };
+
+/* Called with the payload of each notification a wait consumes. */
+typedef void store_notify_each(const char *payload, void *arg);
 
 /* LISTENs on `channel` on `conn`, outside any transaction.  STORE_OK or
  * STORE_FAILED. */
@@ -27,9 +34,11 @@ int store_notify_listen(PGconn *conn, enum store_channel channel);
 /*
  * Waits up to `timeout_ms` for a notification on `conn` (which LISTENs) or
  * for `wake_fd` (-1: none) to become readable, without reading it.
- * Returns 1 when one or more notifications came (all consumed), 0 when
- * none did, or STORE_FAILED when the connection broke.
+ * Returns 1 when one or more notifications came (all consumed, each
+ * passed to `each(payload, arg)` unless `each` is NULL), 0 when none did,
+ * or STORE_FAILED when the connection broke.
  */
-int store_notify_wait(PGconn *conn, int wake_fd, int timeout_ms);
+int store_notify_wait(PGconn *conn, int wake_fd, int timeout_ms,
+		      store_notify_each *each, void *arg);
 
 #endif

@@ -179,12 +179,16 @@ static void test_metrics__render_is_exposition_format(void **state)
 						{"odd \"group\"\\x", 0, 1}};
 	struct store_metrics_state states[2] = {{"done", 4}, {"running", 1}};
 	struct store_metrics db = {0};
+	struct jobcache_stats cache;
 	struct http_count requests[2] = {{"GET", "/api/v1/jobs/{}", 200, 12},
 					 {"other", NULL, 404, 1}};
 	char *text = NULL;
 	size_t i;
 
 	(void)state;
+	cache.hits = 120;
+	cache.misses = 7;
+	cache.kept = 5;
 	db.groups = groups;
 	db.group_count = 2;
 	db.states = states;
@@ -197,7 +201,7 @@ static void test_metrics__render_is_exposition_format(void **state)
 	db.outbox_pending = 2;
 	db.outbox_failed = 1;
 	db.outbox_sent = 9;
-	assert_int_equal(metrics_render(&text, &db, requests, 2), 0);
+	assert_int_equal(metrics_render(&text, &db, requests, 2, &cache), 0);
 	{
 		const char *want[] = {
 		    "\nstatbisect_tasks_queued{group=\"lkp-ivb-2ep2\"} 3\n",
@@ -224,6 +228,10 @@ static void test_metrics__render_is_exposition_format(void **state)
 		    "route=\"/api/v1/jobs/{}\",status=\"200\"} 12\n"
 		    "statbisect_http_requests_total{method=\"other\","
 		    "route=\"unmatched\",status=\"404\"} 1\n",
+		    "\n# TYPE statbisect_jobcache_hits_total counter\n"
+		    "statbisect_jobcache_hits_total 120\n",
+		    "\nstatbisect_jobcache_misses_total 7\n",
+		    "\nstatbisect_jobcache_kept_total 5\n",
 		};
 
 		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)

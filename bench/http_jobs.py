@@ -1,0 +1,122 @@
+#!/usr/bin/python3
+"""HTTP throughput of the pages people and CI poll (issue 14): `wrk`
+against GET /api/v1/jobs/{id} (a finished job of 16 commits whose runs a
+real worker made), against the dashboard, and against /healthz, on one
+server, in one run, with 10,000 further jobs in the database.
+
+The further jobs are copies of the measured job's row made with one
+INSERT ... SELECT (they have no commits of their own): what matters is
+that the tables the pages read are as large as a busy service's.
+
+Usage: bench/http_jobs.py [--jobs N] [--seconds S] [--connections C]
+                          [--server BIN]
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
+import harness  # noqa: E402
+from test_web import Browser  # noqa: E402
+
+
+def wrk(url, header, seconds, connections):
+    """Requests per second and p99 latency (ms) of `wrk` on `url`, each
+    request with `header` (its credentials)."""
+    args = ["wrk", "-t2", "-c%d" % connections, "-d%ds" % seconds,
+            "--latency", "-H", header, url]
+    out = subprocess.run(args, check=True, capture_output=True,
+                         text=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p99 = re.search(r"\s99%\s+([\d.]+)(us|ms|s)\b", out)
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
+    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
+    errors = re.search(r"Socket errors:.*", out)
+    return {"rps": rps, "p99_ms": float(p99.group(1)) * scale,
+            "non2xx": int(bad.group(1)) if bad else 0,
+            "socket_errors": errors.group(0) if errors else ""}
+
+
+def finished_job(svc, root):
+    repo, shas = harness.bench_repo(os.path.join(root, "repo"), 15,
+                                    {9: 950.0}, owner=__name__)
+    svc.register("web", repo, "web-tc", runs_min=5, runs_max=20)
+    job = svc.submit({"repo": "web", "testcase": "web-tc",
+                      "good": shas[0], "bad": shas[-1]})["id"]
+    svc.start_worker("bench-box")
+    done = svc.wait(job, timeout=600)
+    if done["state"] != "done":
+        raise RuntimeError("the measured job ended %s" % done["state"])
+    return job, done
+
+
+def copy_jobs(svc, job, count):
+    """`count` more jobs in the database, copies of job `job`'s row."""
+    cols = svc.psql(
+        "select string_agg(quote_ident(column_name), ',' order by"
+        " ordinal_position) from information_schema.columns"
+        " where table_name = 'jobs' and column_name <> 'id'"
+        " and is_generated = 'NEVER'")
+    svc.psql("insert into jobs (%s) select %s from jobs, generate_series(1, %d)"
+             " where id = %d" % (cols, cols, count, job))
+    return int(svc.psql("select count(*) from jobs"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=10000)
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--connections", type=int, default=64)
+    ap.add_argument("--server", help="statbisect-server to measure")
+    args = ap.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("http_jobs: wrk is not installed (scripts/install-deps)")
+    root = tempfile.mkdtemp(prefix="sbbench-http-")
+    cluster = harness.Cluster(root)
+    svc = None
+    try:
+        # wrk's connections all come from 127.0.0.1: the limit per
+        # address must let them in.
+        svc = harness.Service(
+            root, cluster, "web", worker=False, server_bin=args.server,
+            extra_args=["--max-connections-per-ip",
+                        str(args.connections + 16)])
+        job, done = finished_job(svc, root)
+        total = copy_jobs(svc, job, args.jobs)
+        print("jobs in the database: %d; measured job %d: %d commits,"
+              " %d runs" % (total, job, done["candidates"], done["runs"]))
+        browser = Browser(svc.url).sign_in(svc.read_token)
+        cookie = "Cookie: " + "; ".join(
+            "%s=%s" % kv for kv in browser.cookies.items())
+        bearer = "Authorization: Bearer " + svc.read_token
+        targets = [("/healthz", "/healthz", bearer),
+                   ("/api/v1/jobs/{id}", "/api/v1/jobs/%d" % job, bearer),
+                   ("dashboard /", "/", cookie)]
+        results = {}
+        for name, path, header in targets:
+            results[name] = wrk(svc.url + path, header, args.seconds,
+                                args.connections)
+        base = results["/healthz"]["rps"]
+        print("| route | requests/s | p99 | share of /healthz | non-2xx |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        for name, _, _ in targets:
+            r = results[name]
+            print("| %s | %.0f | %.1f ms | %.1f%% | %d |" % (
+                name, r["rps"], r["p99_ms"], 100.0 * r["rps"] / base,
+                r["non2xx"]))
+            if r["socket_errors"]:
+                print("  %s: %s" % (name, r["socket_errors"]))
+    finally:
+        if svc is not None:
+            svc.stop()
+        cluster.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
