@@ -205,6 +205,29 @@ static void layer_error(struct http_response *res, const char *path,
 		http_error(res, status, code, "%s", message);
 }
 
+/*
+ * After a request that may have written, what the job cache must forget
+ * for its client to read the write at once, before the notification of
+ * it has come back (jobcache.h): the job a route of a job names, or
+ * every job.  A worker's requests forget nothing here: its client reads
+ * no job, and their notifications tell everyone else.
+ */
+static void forget_written(const struct http_route *route,
+			   const struct http_request *req)
+{
+	static const char job_routes[] = "/api/v1/jobs/{}";
+	long long job_id;
+
+	if (strcmp(req->method, "GET") == 0 ||
+	    strcmp(req->method, "HEAD") == 0 || route->role == ROLE_WORKER)
+		return;
+	if (strncmp(route->pattern, job_routes, sizeof(job_routes) - 1) == 0 &&
+	    id_parse(&job_id, req->params[0]) == 0)
+		jobcache_forget(job_id);
+	else
+		jobcache_forget_all();
+}
+
 /* Answers the request in `res`; returns its route, or NULL when none
  * matched. */
 static const struct http_route *dispatch(struct http_server *server,
@@ -255,11 +278,7 @@ static const struct http_route *dispatch(struct http_server *server,
 		}
 	}
 	route->handler(res, req);
-	/* Its client reads its write at once, whatever the notification's
-	 * delay (jobcache.h). */
-	if (strcmp(req->method, "GET") != 0 &&
-	    strcmp(req->method, "HEAD") != 0)
-		jobcache_forget_all();
+	forget_written(route, req);
 	return route;
 }
 

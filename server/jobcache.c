@@ -120,6 +120,13 @@ static void lost(void *arg)
 	pthread_mutex_unlock(&lock);
 }
 
+void jobcache_forget(long long job_id)
+{
+	pthread_mutex_lock(&lock);
+	slot_of(job_id)->epoch++;
+	pthread_mutex_unlock(&lock);
+}
+
 /* A notification: the job named, or every job for anything else. */
 static void note(const char *payload, void *arg)
 {
@@ -134,9 +141,7 @@ static void note(const char *payload, void *arg)
 		jobcache_forget_all();
 		return;
 	}
-	pthread_mutex_lock(&lock);
-	slot_of(job_id)->epoch++;
-	pthread_mutex_unlock(&lock);
+	jobcache_forget(job_id);
 }
 
 const struct notify_handlers jobcache_listener = {

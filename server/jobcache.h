@@ -11,9 +11,10 @@
  * (any answer may have changed: all are forgotten).  Nothing is kept or
  * given while the listening connection is down, and reconnecting forgets
  * everything, since notifications sent meanwhile are lost.  A request
- * that may have written (any method but GET and HEAD) forgets everything
- * once it is answered, so that its client reads its own write at once,
- * before the notification has come back.
+ * that may have written (any method but GET and HEAD, but a worker's)
+ * forgets its job, or everything, once it is answered (http.c), so that
+ * its client reads its own write at once, before the notification has
+ * come back.
  *
  * A fill races with changes: the answer is made from a snapshot taken
  * after jobcache_lookup, so jobcache_lookup's ticket records what had
@@ -48,7 +49,10 @@ json_t *jobcache_lookup(struct jobcache_ticket *ticket, long long job_id);
 void jobcache_keep(const struct jobcache_ticket *ticket, const json_t *answer,
 		   const struct jobs_clock *clock);
 
-/* Forgets every answer (a request that may have written). */
+/* Forgets job `job_id`'s answer (a request that may have written it). */
+void jobcache_forget(long long job_id);
+
+/* Forgets every answer (a request that may have written any). */
 void jobcache_forget_all(void);
 
 /* The handlers of the listener on STORE_CHANNEL_JOBS (arg unused). */

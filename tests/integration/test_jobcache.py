@@ -67,6 +67,15 @@ def a_kept_answer_follows_changes_the_server_did_not_make(env):
         eq(get(svc, job), first, "a second answer from the cache")
         check(hits(svc) > again, "the second answer was kept")
 
+        # A fleet's traffic does not empty the cache: a worker's request
+        # forgets nothing (what it changes is notified).
+        status, _ = svc.api.call("POST", "/api/v1/tasks/999999/heartbeat",
+                                 {"lease": "x"}, token=svc.worker_token)
+        check(400 <= status < 500, "heartbeat of no task: %d" % status)
+        again = hits(svc)
+        get(svc, job)
+        check(hits(svc) > again, "kept across a worker's request")
+
         svc.psql("update jobs set message = 'changed behind the server'"
                  " where id = %d" % job)
         took = seen_within("the change made with psql", lambda: get(
