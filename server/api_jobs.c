@@ -466,15 +466,15 @@ void api_jobs_get(struct http_response *res, struct http_request *req)
 	struct field_errors errors;
 	long long job_id;
 	PGconn *conn;
-	json_t *job;
+	char *job;
 	int rc;
 
 	if (!api_jobs_target(res, req, &job_id, &conn))
 		return;
 	fields_init(&errors);
-	rc = jobs_get(&job, conn, job_id, &errors);
+	rc = jobs_get_text(&job, conn, job_id, &errors);
 	if (rc == 0)
-		http_json(res, 200, job);
+		http_json_text(res, 200, job);
 	else
 		api_jobs_failed(res, rc, &errors);
 }

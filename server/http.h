@@ -174,8 +174,15 @@ void http_wait(struct http_response *res, unsigned ms);
 /* Ends the holds of every request held by http_wait now. */
 void http_wake(struct http_server *server);
 
+/* How every JSON answer is written. */
+#define HTTP_JSON_FLAGS (JSON_COMPACT | JSON_ENSURE_ASCII)
+
 /* Responses.  http_json takes ownership of `value` (json_decref). */
 void http_json(struct http_response *res, unsigned status, json_t *value);
+
+/* A JSON answer already written with HTTP_JSON_FLAGS; takes ownership of
+ * `text` (malloc'd, NULL: out of memory). */
+void http_json_text(struct http_response *res, unsigned status, char *text);
 void http_text(struct http_response *res, unsigned status,
 	       const char *content_type, const char *text);
 void http_error(struct http_response *res, unsigned status, const char *code,

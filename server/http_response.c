@@ -24,9 +24,14 @@ static void set_body(struct http_response *res, unsigned status,
 
 void http_json(struct http_response *res, unsigned status, json_t *value)
 {
-	char *text = json_dumps(value, JSON_COMPACT | JSON_ENSURE_ASCII);
+	char *text = json_dumps(value, HTTP_JSON_FLAGS);
 
 	json_decref(value);
+	http_json_text(res, status, text);
+}
+
+void http_json_text(struct http_response *res, unsigned status, char *text)
+{
 	if (text == NULL) {
 		http_text(res, 500, "application/json",
 			  "{\"error\":{\"code\":\"internal\","

@@ -3,7 +3,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+#include "http.h"
 
 /* Slots of the cache; job j's answer can only be kept in slot
  * j % JOBCACHE_SLOTS, so a busy slot holds the last job asked for. */
@@ -14,7 +17,9 @@ struct slot {
 	/* Bumped by each notification of a job of this slot, kept or not. */
 	unsigned long epoch;
 	unsigned long kept_generation, kept_epoch;
+	/* The answer written, when time does not change it, else as JSON. */
 	json_t *answer;
+	char *text;
 	struct jobs_clock clock;
 	double kept_at; /* monotonic seconds */
 };
@@ -38,61 +43,82 @@ static struct slot *slot_of(long long job_id)
 	return &slots[(unsigned long long)job_id % JOBCACHE_SLOTS];
 }
 
-json_t *jobcache_lookup(struct jobcache_ticket *ticket, long long job_id)
+char *jobcache_lookup(struct jobcache_ticket *ticket, long long job_id)
 {
 	struct slot *s = slot_of(job_id);
 	struct jobs_clock clock;
 	json_t *answer = NULL;
+	char *text = NULL;
 	double kept_at = 0;
+	bool hit = false;
 
 	pthread_mutex_lock(&lock);
 	ticket->job_id = job_id;
 	ticket->generation = generation;
 	ticket->epoch = s->epoch;
 	ticket->live = live;
-	if (live && s->answer != NULL && s->job_id == job_id &&
-	    s->kept_generation == generation && s->kept_epoch == s->epoch) {
-		answer = json_deep_copy(s->answer);
+	if (live && (s->answer != NULL || s->text != NULL) &&
+	    s->job_id == job_id && s->kept_generation == generation &&
+	    s->kept_epoch == s->epoch) {
+		hit = true;
+		if (s->text != NULL)
+			text = strdup(s->text);
+		else
+			answer = json_deep_copy(s->answer);
 		clock = s->clock;
 		kept_at = s->kept_at;
 	}
-	if (answer != NULL)
+	if (hit)
 		stats.hits++;
 	else
 		stats.misses++;
 	pthread_mutex_unlock(&lock);
-	if (answer != NULL)
+	if (answer != NULL) {
 		jobs_json_times(answer, &clock, now_s() - kept_at);
-	return answer;
+		text = json_dumps(answer, HTTP_JSON_FLAGS);
+		json_decref(answer);
+	}
+	return text;
 }
 
 void jobcache_keep(const struct jobcache_ticket *ticket, const json_t *answer,
 		   const struct jobs_clock *clock)
 {
 	struct slot *s = slot_of(ticket->job_id);
-	json_t *copy, *old = NULL;
+	json_t *copy = NULL, *old = NULL;
+	char *text = NULL, *old_text = NULL;
 
 	if (!ticket->live)
 		return;
-	copy = json_deep_copy(answer);
-	if (copy == NULL)
+	/* An answer that time does not change is kept written; another
+	 * as JSON, to bring its time up to date. */
+	if (!clock->ticking && !clock->estimated)
+		text = json_dumps(answer, HTTP_JSON_FLAGS);
+	else
+		copy = json_deep_copy(answer);
+	if (copy == NULL && text == NULL)
 		return;
 	pthread_mutex_lock(&lock);
 	if (live && generation == ticket->generation &&
 	    s->epoch == ticket->epoch) {
 		old = s->answer;
+		old_text = s->text;
 		s->job_id = ticket->job_id;
 		s->answer = copy;
+		s->text = text;
 		s->clock = *clock;
 		s->kept_at = now_s();
 		s->kept_generation = generation;
 		s->kept_epoch = s->epoch;
 		stats.kept++;
 		copy = NULL;
+		text = NULL;
 	}
 	pthread_mutex_unlock(&lock);
 	json_decref(copy);
 	json_decref(old);
+	free(text);
+	free(old_text);
 }
 
 void jobcache_forget_all(void)
@@ -118,6 +144,17 @@ static void lost(void *arg)
 	live = false;
 	generation++;
 	pthread_mutex_unlock(&lock);
+}
+
+bool jobcache_generation(unsigned long *out)
+{
+	bool now_live;
+
+	pthread_mutex_lock(&lock);
+	*out = generation;
+	now_live = live;
+	pthread_mutex_unlock(&lock);
+	return now_live;
 }
 
 void jobcache_forget(long long job_id)
@@ -161,7 +198,9 @@ void jobcache_clear(void)
 	pthread_mutex_lock(&lock);
 	for (i = 0; i < JOBCACHE_SLOTS; i++) {
 		json_decref(slots[i].answer);
+		free(slots[i].text);
 		slots[i].answer = NULL;
+		slots[i].text = NULL;
 		slots[i].job_id = 0;
 	}
 	live = false;

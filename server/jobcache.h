@@ -38,16 +38,23 @@ struct jobcache_ticket {
 };
 
 /*
- * The kept answer for job `job_id` (a new reference, with its time
- * brought up to now), or NULL when none is kept: then make it and give it
- * to jobcache_keep with `ticket`.
+ * The kept answer for job `job_id` as JSON text written with
+ * HTTP_JSON_FLAGS (malloc'd), its time brought up to now, or NULL when
+ * none is kept: then make it and give it to jobcache_keep with `ticket`.
  */
-json_t *jobcache_lookup(struct jobcache_ticket *ticket, long long job_id);
+char *jobcache_lookup(struct jobcache_ticket *ticket, long long job_id);
 
 /* Keeps a copy of `answer`, made with `clock` after `ticket`'s lookup,
  * unless the job's answer was forgotten since. */
 void jobcache_keep(const struct jobcache_ticket *ticket, const json_t *answer,
 		   const struct jobs_clock *clock);
+
+/*
+ * Whether the cache keeps anything now (its listener listens), and in
+ * *out the count of times everything was forgotten: other caches that
+ * forget with it keep what they saw (tokencache.h).
+ */
+bool jobcache_generation(unsigned long *out);
 
 /* Forgets job `job_id`'s answer (a request that may have written it). */
 void jobcache_forget(long long job_id);

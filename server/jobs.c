@@ -439,22 +439,39 @@ static void no_job(struct field_errors *errors, long long job_id)
 int jobs_get(json_t **out, PGconn *conn, long long job_id,
 	     struct field_errors *errors)
 {
+	bool failed;
+
+	*out = jobs_json(conn, job_id, &failed);
+	if (*out != NULL)
+		return 0;
+	if (failed)
+		return JOBS_DB_FAILED;
+	no_job(errors, job_id);
+	return JOBS_REFUSED;
+}
+
+int jobs_get_text(char **out, PGconn *conn, long long job_id,
+		  struct field_errors *errors)
+{
 	struct jobcache_ticket ticket;
 	struct jobs_clock clock;
+	json_t *answer;
 	bool failed;
 
 	*out = jobcache_lookup(&ticket, job_id);
 	if (*out != NULL)
 		return 0;
-	*out = jobs_json_clocked(conn, job_id, &failed, &clock);
-	if (*out != NULL) {
-		jobcache_keep(&ticket, *out, &clock);
-		return 0;
+	answer = jobs_json_clocked(conn, job_id, &failed, &clock);
+	if (answer == NULL) {
+		if (failed)
+			return JOBS_DB_FAILED;
+		no_job(errors, job_id);
+		return JOBS_REFUSED;
 	}
-	if (failed)
-		return JOBS_DB_FAILED;
-	no_job(errors, job_id);
-	return JOBS_REFUSED;
+	jobcache_keep(&ticket, answer, &clock);
+	*out = json_dumps(answer, HTTP_JSON_FLAGS);
+	json_decref(answer);
+	return 0;
 }
 
 int jobs_cancel(json_t **out, PGconn *conn, long long job_id,

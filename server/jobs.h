@@ -140,6 +140,15 @@ int jobs_create(long long *out_id, PGconn *conn,
 int jobs_get(json_t **out, PGconn *conn, long long job_id,
 	     struct field_errors *errors);
 
+/*
+ * jobs_get for GET /api/v1/jobs/{id}: the answer written with
+ * HTTP_JSON_FLAGS into *out (malloc'd; NULL when out of memory), from the
+ * job cache (jobcache.h) when it holds it.  A request that has written
+ * the job calls jobs_get: the cache may not have heard of its write yet.
+ */
+int jobs_get_text(char **out, PGconn *conn, long long job_id,
+		  struct field_errors *errors);
+
 /* Cancels job `job_id` and its open tasks; the cancelled job into *out.
  * Refused when there is no such job (404) or it has ended (409). */
 int jobs_cancel(json_t **out, PGconn *conn, long long job_id,

@@ -7,6 +7,7 @@
 #include "id.h"
 #include "log.h"
 #include "secret.h"
+#include "tokencache.h"
 #include "validate.h"
 
 /* The longest bearer secret looked up at all. */
@@ -15,6 +16,7 @@
 int tokens_identify(struct token_identity *out, const char *secret,
 		    const char *admin_token)
 {
+	struct tokencache_ticket ticket;
 	struct store_token token;
 	int error;
 
@@ -28,6 +30,8 @@ int tokens_identify(struct token_identity *out, const char *secret,
 		snprintf(out->name, sizeof(out->name), "bootstrap admin");
 		return 0;
 	}
+	if (tokencache_lookup(&ticket, out, secret))
+		return 0;
 	error = store_tokens_find(&token, db_conn(), secret);
 	if (error == STORE_NOT_FOUND)
 		return 0;
@@ -37,6 +41,7 @@ int tokens_identify(struct token_identity *out, const char *secret,
 	out->token_id = token.id;
 	snprintf(out->name, sizeof(out->name), "%s", token.name);
 	store_token_clear(&token);
+	tokencache_keep(&ticket, out);
 	return 0;
 }
 

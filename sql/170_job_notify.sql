@@ -3,7 +3,8 @@
 -- every run each time.  Whatever changes a job's answer notifies
 -- 'statbisect_jobs' with the job's id, in the transaction that changed
 -- it; a change that may touch every job's answer (a repository,
--- testcase or worker renamed, a webhook of a testcase) notifies ''.
+-- testcase or worker renamed, a webhook of a testcase) or a token
+-- revoked notifies ''.
 -- Identical notifications of one transaction arrive once, so an upload
 -- of many runs costs one.  tests/unit/test_store_jobs.c checks that
 -- every table with a job_id column has the trigger.
@@ -76,3 +77,7 @@ CREATE TRIGGER job_notify AFTER UPDATE OR DELETE ON testcases
 	FOR EACH STATEMENT EXECUTE FUNCTION job_notify_all();
 CREATE TRIGGER job_notify AFTER UPDATE OF name, machine, grp OR DELETE
 	ON workers FOR EACH STATEMENT EXECUTE FUNCTION job_notify_all();
+-- Servers keep whom a token names with the jobs' answers
+-- (server/tokencache.h): a token revoked or changed is forgotten too.
+CREATE TRIGGER job_notify AFTER UPDATE OR DELETE ON tokens
+	FOR EACH STATEMENT EXECUTE FUNCTION job_notify_all();

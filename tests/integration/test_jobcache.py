@@ -122,6 +122,22 @@ def a_change_through_another_server_is_seen_at_once(env):
                            lambda: get(one, job)["state"] == "cancelled",
                            one)
         print("  a cancel through the other server seen after %.3f s" % took)
+        # Whom a token names is kept too, and forgotten when another
+        # server revokes it.
+        token = one.api.ok("POST", "/api/v1/tokens",
+                           {"name": name + "-soon-revoked", "role": "read"})
+        for _ in range(2):
+            eq(one.api.call("GET", "/api/v1/jobs/%d" % job,
+                            token=token["token"])[0], 200, "token in use")
+        two.api.ok("DELETE", "/api/v1/tokens/%d" % token["id"],
+                   expect=(200, 204))
+        took = seen_within("the token revoked through the other server",
+                           lambda: one.api.call(
+                               "GET", "/api/v1/jobs/%d" % job,
+                               token=token["token"])[0] == 401, one)
+        print("  a token revoked through the other server refused after"
+              " %.3f s" % took)
+
         # Its own writes a server's client reads at once, before their
         # notification is back.
         first = get(one, job)
