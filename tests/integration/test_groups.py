@@ -7,6 +7,7 @@ nothing is stored."""
 import os
 
 from harness import Service, bench_repo, check, eq, rand_index, test, wait_for
+from test_web import Browser
 
 P = "groups"
 COMMITS = 8
@@ -79,6 +80,21 @@ def a_job_runs_only_on_workers_of_its_group(env):
         eq(svc.api.ok("GET", "/api/v1/jobs/%d" % rerun_id,
                       token=svc.read_token)["group"], "b", "the re-run's group")
         svc.api.ok("DELETE", "/api/v1/jobs/%d" % rerun_id,
+                   token=svc.submit_token)
+
+        # The web form takes a group too, and says what is wrong with one.
+        web = Browser(svc.url).sign_in(svc.submit_token)
+        form = {"csrf": web.csrf, "repo": P, "testcase": P + "-tc",
+                "good": shas[0], "bad": shas[-1], "group": "a\tb"}
+        status, _, page = web.post("/jobs/new", form)
+        eq(status, 400, "the form with a bad group")
+        check('id="group-error"' in page, "the form marks the group")
+        status, hdrs, _ = web.post("/jobs/new", dict(form, group="b"))
+        eq(status, 303, "the form with group b")
+        web_job = int(hdrs["Location"].rstrip("/").split("/")[-1])
+        eq(svc.api.ok("GET", "/api/v1/jobs/%d" % web_job,
+                      token=svc.read_token)["group"], "b", "the form's job")
+        svc.api.ok("DELETE", "/api/v1/jobs/%d" % web_job,
                    token=svc.submit_token)
 
         # Without one, the job takes its testcase's group and runs there.
