@@ -6,8 +6,8 @@ stays idle beside it; a job of the testcase's own group "a" then runs on
 nothing is stored."""
 import os
 
-from harness import Service, bench_repo, check, eq, rand_index, test, wait_for
-from test_web import Browser
+from harness import ADMIN, Service, bench_repo, check, eq, rand_index, test, wait_for
+from test_web import Browser, error_of, field
 
 P = "groups"
 COMMITS = 8
@@ -96,6 +96,22 @@ def a_job_runs_only_on_workers_of_its_group(env):
                       token=svc.read_token)["group"], "b", "the form's job")
         svc.api.ok("DELETE", "/api/v1/jobs/%d" % web_job,
                    token=svc.submit_token)
+
+        # The admin pages show and take a testcase's group.
+        admin = Browser(svc.url).sign_in(ADMIN)
+        status, _, page = admin.get("/admin/testcases/%s-tc/edit" % P)
+        eq((status, field(page, "group")), (200, "a"), "the edit form's group")
+        tc_form = {"csrf": admin.csrf, "name": P + "-web", "build": "make",
+                   "run": "./bench", "kpi": "k", "higher_is_better": "true",
+                   "min_change_pct": "2"}
+        status, _, page = admin.post("/admin/testcases",
+                                     dict(tc_form, group="a\nb"))
+        eq((status, error_of(page, "group") is not None), (400, True),
+           "the testcase form with a bad group")
+        status, _, _ = admin.post("/admin/testcases", dict(tc_form, group="b"))
+        eq(status, 303, "the testcase form with group b")
+        eq(svc.api.ok("GET", "/api/v1/testcases/%s-web" % P)["group"], "b",
+           "the group the form stored")
 
         # Without one, the job takes its testcase's group and runs there.
         job_a = svc.submit(body)["id"]
