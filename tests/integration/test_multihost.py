@@ -25,6 +25,9 @@ from harness import (BIN_DIR, Service, Skip, bench_repo, check, eq,
 
 P = "mhost"
 COMMITS = 12
+# Each run of the first worker of "a" takes 0.3 s longer, so that its job
+# is still running when its server is killed.
+RUN = "sleep ${MHOST_RUN_DELAY:-0}; ./bench"
 
 
 def ip(*args):
@@ -192,12 +195,13 @@ def servers_and_workers_on_their_own_hosts_survive_a_killed_server(env):
             repo, commits = bench_repo(os.path.join(env.root, name + "-repo"),
                                        COMMITS, {culprit: 950.0},
                                        owner=__name__)
-            one.register(name, repo, name + "-tc", group="a",
+            one.register(name, repo, name + "-tc", group="a", run=RUN,
                          runs_min=5, runs_max=30)
             jobs.append((k, name, group, commits, culprit))
         procs = {"s1": one.server, "s2": two.server}
         procs["wa1"] = one.start_worker("wa1", args=["--group", "a"],
-                                        prefix=net.run_in("wa1"))
+                                        prefix=net.run_in("wa1"),
+                                        env={"MHOST_RUN_DELAY": "0.3"})
         procs["wa2"] = two.start_worker("wa2", args=["--group", "a"],
                                         prefix=net.run_in("wa2"))
         procs["wb"] = two.start_worker("wb", args=["--group", "b"],
