@@ -456,6 +456,7 @@ void compare_of_culprit(struct jobs_request *out,
 
 	out->repo = source->repo;
 	out->testcase = source->testcase;
+	out->group = source->group;
 	out->revisions[0] = source->parent_sha;
 	out->revisions[1] = source->culprit_sha;
 	out->revisions[2] = revision;

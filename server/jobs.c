@@ -80,6 +80,7 @@ void jobs_request_from_json(struct jobs_request *out, json_t *body,
 		  errors);
 	json_runs(&out->runs_max, body, "runs_max", JOBS_RUNS_MAX_MOST,
 		  errors);
+	fields_json_string(errors, body, "group", false, &out->group);
 	out->notify = json_object_get(body, "notify");
 	if (json_is_null(out->notify))
 		out->notify = NULL;
@@ -104,6 +105,10 @@ void jobs_request_check(const struct jobs_request *request,
 	    request->runs_max > 0 && request->runs_max < request->runs_min)
 		fields_add(errors, "runs_max", 400, "invalid_field",
 			   "'runs_max' must not be below 'runs_min'");
+	if (request->group != NULL && !validate_group(request->group))
+		fields_add(errors, "group", 400, "invalid_field",
+			   "'group' must be 1 to 64 bytes without control "
+			   "characters, as a worker's group");
 	validate_notify(errors, request->notify);
 }
 
@@ -341,6 +346,7 @@ static int store(long long *out_id, PGconn *conn,
 	job.created_by = token_id;
 	job.runs_min = request->runs_min;
 	job.runs_max = request->runs_max;
+	job.group = request->group;
 	if (store_repos_hold(conn, job.repo_id, job.testcase_id) ==
 	    STORE_NOT_FOUND) {
 		db_rollback(conn);
@@ -530,6 +536,7 @@ int jobs_rerun(long long *out_id, PGconn *conn, long long job_id,
 	request.testcase = source.testcase;
 	request.good = source.good_sha;
 	request.bad = source.bad_sha;
+	request.group = source.group;
 	request.notify = json_loads(source.notify, JSON_DECODE_ANY, &e);
 	if (json_is_null(request.notify)) {
 		json_decref(request.notify);

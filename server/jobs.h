@@ -55,6 +55,7 @@ struct jobs_request {
 	const char *repo, *testcase, *good, *bad; /* NULL: not given */
 	json_t *notify; /* an array of addresses, or NULL for none */
 	long long runs_min, runs_max; /* 0: the testcase's */
+	const char *group; /* the machine group; NULL: the testcase's */
 	/*
 	 * Run inside the transaction that stores the job, after its first
 	 * tasks are queued and before it commits (NULL: nothing); a negative
@@ -92,8 +93,9 @@ void jobs_request_from_json(struct jobs_request *out, json_t *body,
 
 /*
  * Checks the request's values that need no lookup (the runs' limits and
- * order, every notify address), adding an error for each that is wrong:
- * code "invalid_field", or "invalid_email" with the address as the value.
+ * order, the group as a worker's group is checked, every notify address),
+ * adding an error for each that is wrong: code "invalid_field", or
+ * "invalid_email" with the address as the value.
  */
 void jobs_request_check(const struct jobs_request *request,
 			struct field_errors *errors);

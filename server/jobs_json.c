@@ -190,6 +190,9 @@ static void add_details(json_t *out, const struct store_job *row,
 	json_object_set_new(out, "p_value", number_or_null(row->p_value));
 	json_object_set_new(out, "message", text_or_null(row->message));
 	json_object_set_new(out, "bench", bench_json(row));
+	/* The machine group whose workers run it ("machine" below says
+	 * which of them does). */
+	json_object_set_new(out, "group", json_string(row->group));
 	json_object_set_new(out, "created_at", json_string(row->created_at));
 	json_object_set_new(out, "finished_at",
 			    text_or_null(row->finished_at));

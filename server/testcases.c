@@ -145,6 +145,19 @@ static void read_bench(struct testcase_request *out,
 			   "'bench_rev' needs a 'bench_repo'");
 }
 
+/* group, the machine group its jobs run on (absent or null: 'default'),
+ * named as a worker names its group. */
+static void read_group(struct testcase_request *out,
+		       struct field_errors *errors, json_t *body)
+{
+	if (fields_json_string(errors, body, "group", false,
+			       &out->fields.group) &&
+	    out->fields.group != NULL && !validate_group(out->fields.group))
+		fields_add(errors, "group", 400, "invalid_field",
+			   "'group' must be 1 to 64 bytes without control "
+			   "characters, as a worker's group");
+}
+
 /* The JSON texts the table stores; 500 when out of memory. */
 static void keep_json(struct testcase_request *out,
 		      struct field_errors *errors, json_t *body)
@@ -214,6 +227,7 @@ void testcases_request_read(struct testcase_request *out,
 	check_monitors(errors, json_object_get(body, "monitors"));
 	read_notify(out, errors, body);
 	read_bench(out, errors, body);
+	read_group(out, errors, body);
 	keep_json(out, errors, body);
 	webhooks_request_read(&out->webhook, body, errors);
 }
@@ -266,7 +280,8 @@ static json_t *jsonb_value(const char *text)
 	return v != NULL ? v : json_null();
 }
 
-/* The bench fields of `f` into `shown`, the URL's password masked. */
+/* The bench fields of `f` into `shown`, the URL's password masked, and
+ * its group. */
 static json_t *with_bench(json_t *shown, const struct store_testcase_fields *f)
 {
 	char *url = NULL;
@@ -281,6 +296,9 @@ static json_t *with_bench(json_t *shown, const struct store_testcase_fields *f)
 	json_object_set_new(shown, "bench_rev",
 			    f->bench_rev != NULL ? json_string(f->bench_rev)
 						 : json_null());
+	json_object_set_new(
+	    shown, "group",
+	    json_string(f->group != NULL ? f->group : "default"));
 	free(url);
 	return shown;
 }

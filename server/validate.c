@@ -39,6 +39,19 @@ bool validate_text(const char *s, size_t max_len, bool newlines)
 	return true;
 }
 
+bool validate_group(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > VALIDATE_GROUP_MAX)
+		return false;
+	for (i = 0; i < n; i++) {
+		if ((unsigned char)s[i] < 0x20)
+			return false;
+	}
+	return true;
+}
+
 bool validate_metric_name(const char *s)
 {
 	size_t n = strlen(s), i;

@@ -21,6 +21,15 @@ bool validate_name(const char *s);
  */
 bool validate_text(const char *s, size_t max_len, bool newlines);
 
+/* The longest machine group name, in bytes. */
+#define VALIDATE_GROUP_MAX 64
+
+/*
+ * A machine group, as a worker registers with it and a testcase or job
+ * names it: 1 to 64 bytes without control characters.
+ */
+bool validate_group(const char *s);
+
 /* A metric name: 1 to 255 bytes, no space, control or non-ASCII byte. */
 bool validate_metric_name(const char *s);
 

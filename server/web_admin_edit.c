@@ -37,6 +37,7 @@ const struct web_admin_field web_admin_testcase_fields[] = {
     {"notify_author", "Also mail the author of the culprit"},
     {"bench_repo", "Benchmark repository"},
     {"bench_rev", "Benchmark revision"},
+    {"group", "Machine group"},
     {"webhook_url", "Webhook URL"},
     {"webhook_format", "Webhook format"},
     {"webhook_secret", "Webhook secret"},
@@ -276,9 +277,11 @@ json_t *web_admin_testcase_body(json_t *values, struct field_errors *errors)
 				json_object_get(values, "notify"))));
 	json_object_set(body, "notify_author",
 			json_object_get(values, "notify_author"));
-	/* Left empty: no benchmark repository, or its HEAD. */
-	for (i = 0; i < 2; i++) {
-		const char *key = i == 0 ? "bench_repo" : "bench_rev";
+	/* Left empty: no benchmark repository, its HEAD, the default
+	 * group. */
+	for (i = 0; i < 3; i++) {
+		const char *key = (const char *const[]){
+		    "bench_repo", "bench_rev", "group"}[i];
 
 		text = json_string_value(json_object_get(values, key));
 		json_object_set_new(body, key,
@@ -340,8 +343,9 @@ static void testcase_lists_as_form(json_t *form, json_t *testcase)
 /* A stored testcase (as the API shows it) as its form would post it. */
 static json_t *testcase_as_form(json_t *testcase)
 {
-	static const char *const texts[] = {
-	    "name", "build", "run", "kpi", "bench_repo", "bench_rev", NULL};
+	static const char *const texts[] = {"name",  "build",	   "run",
+					    "kpi",   "bench_repo", "bench_rev",
+					    "group", NULL};
 	json_t *form = json_object(), *v;
 	const char *key;
 	char buf[64];

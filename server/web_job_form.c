@@ -16,8 +16,9 @@
 
 /* The fields of the submit form, in page order. */
 static const char *const form_fields[] = {
-    "repo",	"testcase",    "good",		 "bad", "notify", "runs_min",
-    "runs_max", "webhook_url", "webhook_format", NULL};
+    "repo",	   "testcase",	     "good",	 "bad",
+    "notify",	   "runs_min",	     "runs_max", "group",
+    "webhook_url", "webhook_format", NULL};
 
 /*
  * Renders the submit form with `values` (the entered values) and `errors`
@@ -244,6 +245,10 @@ static void form_request(struct jobs_request *request, json_t **notify,
 	request->bad = form_required(form, "bad", errors);
 	request->runs_min = form_runs(form, "runs_min", errors);
 	request->runs_max = form_runs(form, "runs_max", errors);
+	/* Empty: the testcase's group. */
+	request->group = form_text(form, "group");
+	if (request->group[0] == '\0')
+		request->group = NULL;
 	*notify = web_notify_list(form_text(form, "notify"));
 	request->notify = *notify;
 	/* A webhook when its URL is given (webhooks.h). */

@@ -23,6 +23,7 @@
 #include "scheduler.h"
 #include "server.h"
 #include "store/store_tasks.h"
+#include "validate.h"
 #include "workers.h"
 
 /* The longest wall time a run may report: 30 days, well past the longest
@@ -55,8 +56,8 @@ void workers_register(struct http_response *res, struct http_request *req)
 	group = json_object_get(body, "group");
 	machine = json_object_get(body, "machine");
 	if (!short_text(name, 128) || json_string_length(name) == 0 ||
-	    (group != NULL &&
-	     (!short_text(group, 64) || json_string_length(group) == 0)) ||
+	    (group != NULL && (!short_text(group, VALIDATE_GROUP_MAX) ||
+			       !validate_group(json_string_value(group)))) ||
 	    (machine != NULL && !short_text(machine, 512))) {
 		http_error(res, 400, "invalid_field",
 			   "'name' (1-128 chars), optional 'group' (1-64) and "

@@ -172,13 +172,14 @@ int store_compare_source(struct store_compare_source *out, PGconn *conn,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	r = db_exec(conn,
-		    "SELECT j.kind, j.state, j.verdict, j.culprit_sha,"
-		    " j.parent_sha, rp.name, t.name, j.notify, j.bad_rev"
-		    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
-		    " JOIN testcases t ON t.id = j.testcase_id"
-		    " WHERE j.id = $1",
-		    1, params);
+	r = db_exec(
+	    conn,
+	    "SELECT j.kind, j.state, j.verdict, j.culprit_sha,"
+	    " j.parent_sha, rp.name, t.name, j.notify, j.bad_rev,"
+	    " j.group_name FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
+	    " JOIN testcases t ON t.id = j.testcase_id"
+	    " WHERE j.id = $1",
+	    1, params);
 	rc = store_one_row(r);
 	if (rc != STORE_OK)
 		return rc;
@@ -192,5 +193,6 @@ int store_compare_source(struct store_compare_source *out, PGconn *conn,
 	out->testcase = db_text(r, 0, 6);
 	out->notify = db_text(r, 0, 7);
 	out->bad_rev = db_text(r, 0, 8);
+	out->group = db_text(r, 0, 9);
 	return STORE_OK;
 }

@@ -67,6 +67,7 @@ struct store_compare_source {
 	const char *repo, *testcase;
 	const char *notify;  /* JSON text */
 	const char *bad_rev; /* as submitted: a branch, say */
+	const char *group;   /* the machine group it ran on */
 	PGresult *result;
 };
 

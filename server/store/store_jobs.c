@@ -47,7 +47,7 @@ static int insert_job(long long *out_id, PGconn *conn,
 	char repo_id[STORE_INT_TEXT], testcase_id[STORE_INT_TEXT],
 	    token[STORE_INT_TEXT];
 	char runs_min[STORE_INT_TEXT], runs_max[STORE_INT_TEXT];
-	const char *params[11];
+	const char *params[12];
 	PGresult *r;
 
 	store_int_text(repo_id, job->repo_id);
@@ -66,13 +66,15 @@ static int insert_job(long long *out_id, PGconn *conn,
 	params[8] = job->runs_min > 0 ? runs_min : NULL;
 	params[9] = job->runs_max > 0 ? runs_max : NULL;
 	params[10] = state;
+	params[11] = job->group;
 	r = db_exec(
 	    conn,
 	    "INSERT INTO jobs (repo_id, testcase_id, good_rev, bad_rev,"
-	    " good_sha, bad_sha, notify, created_by, runs_min,"
-	    " runs_max, state) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
-	    " $10, $11) RETURNING id",
-	    11, params);
+	    " good_sha, bad_sha, notify, created_by, runs_min, runs_max,"
+	    " state, group_name) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
+	    " $10, $11, coalesce($12, (SELECT group_name FROM testcases"
+	    " WHERE id = $2))) RETURNING id",
+	    12, params);
 	if (r == NULL)
 		return STORE_FAILED;
 	*out_id = db_int(r, 0, 0);
@@ -219,7 +221,7 @@ static const char job_get_sql[] =
     " coalesce(j.runs_max, 0), "
     STORE_TIMESTAMP("j.started_at") ","
     " extract(epoch FROM coalesce(j.finished_at, now()) - j.started_at),"
-    " t.bench_repo, t.bench_rev, j.bench_sha"
+    " t.bench_repo, t.bench_rev, j.bench_sha, j.group_name"
     " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
     " JOIN testcases t ON t.id = j.testcase_id WHERE j.id = $1";
 /* clang-format on */
@@ -267,6 +269,7 @@ int store_jobs_get(struct store_job *out, PGconn *conn, long long job_id)
 	out->bench_repo = db_text(r, 0, 27);
 	out->bench_rev = db_text(r, 0, 28);
 	out->bench_sha = db_text(r, 0, 29);
+	out->group = db_text(r, 0, 30);
 	return 0;
 }
 
@@ -501,12 +504,13 @@ int store_jobs_rerun_source(struct store_job_rerun *out, PGconn *conn,
 	PGresult *r;
 
 	memset(out, 0, sizeof(*out));
-	r = job_query(conn,
-		      "SELECT rp.name, t.name, j.good_sha, j.bad_sha, j.notify"
-		      " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
-		      " JOIN testcases t ON t.id = j.testcase_id"
-		      " WHERE j.id = $1",
-		      job_id);
+	r = job_query(
+	    conn,
+	    "SELECT rp.name, t.name, j.good_sha, j.bad_sha, j.notify,"
+	    " j.group_name FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
+	    " JOIN testcases t ON t.id = j.testcase_id"
+	    " WHERE j.id = $1",
+	    job_id);
 	if (r == NULL)
 		return STORE_FAILED;
 	if (PQntuples(r) != 1) {
@@ -519,6 +523,7 @@ int store_jobs_rerun_source(struct store_job_rerun *out, PGconn *conn,
 	out->good_sha = db_text(r, 0, 2);
 	out->bad_sha = db_text(r, 0, 3);
 	out->notify = db_text(r, 0, 4);
+	out->group = db_text(r, 0, 5);
 	return 0;
 }
 

@@ -30,6 +30,7 @@ struct store_job_new {
 	const char *notify;		/* a JSON array of addresses */
 	long long created_by;		/* a token id; 0 for none */
 	long long runs_min, runs_max;	/* 0: the testcase's */
+	const char *group;		/* NULL: the testcase's */
 };
 
 /*
@@ -104,6 +105,7 @@ struct store_job {
 	/* The testcase's benchmark repository and revision, and the bench
 	 * commit the job runs (pinned by its first upload); NULL: none. */
 	const char *bench_repo, *bench_rev, *bench_sha;
+	const char *group; /* the machine group it runs on */
 	PGresult *result;
 };
 
@@ -180,7 +182,7 @@ int store_jobs_cancel(char state[16], PGconn *conn, long long job_id);
 
 /* What re-running a job asks for again. */
 struct store_job_rerun {
-	const char *repo, *testcase, *good_sha, *bad_sha;
+	const char *repo, *testcase, *good_sha, *bad_sha, *group;
 	const char *notify; /* JSON text */
 	PGresult *result;
 };

@@ -167,8 +167,9 @@ int store_patches_insert_job(PGconn *conn, const struct store_patch_job *job,
 	r = db_exec(conn,
 		    "INSERT INTO jobs (kind, repo_id, testcase_id, good_rev,"
 		    " bad_rev, good_sha, bad_sha, notify, created_by,"
-		    " runs_min, runs_max) VALUES ('patch', $1, $2, $3, $4,"
-		    " $5, $6, $7, $8, $9, $10) RETURNING id",
+		    " runs_min, runs_max, group_name) VALUES ('patch', $1,"
+		    " $2, $3, $4, $5, $6, $7, $8, $9, $10, (SELECT"
+		    " group_name FROM testcases WHERE id = $2)) RETURNING id",
 		    10,
 		    (const char *const[]){
 			params[0], params[1], params[2], params[3], params[4],

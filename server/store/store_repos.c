@@ -13,8 +13,9 @@
 #define TESTCASE_COLUMNS                                                      \
 	"id, name, build, run, kpi, higher_is_better, min_change_pct,"        \
 	" runs_min, runs_max, timeout_s, params, monitors, notify,"           \
-	" notify_author, " STORE_TIMESTAMP("created_at") ", bench_repo,"      \
-							 " bench_rev"
+	" notify_author, " STORE_TIMESTAMP(                                   \
+	    "created_at") ", bench_repo,"                                     \
+			  " bench_rev, group_name"
 
 static void repo_fill(struct store_repo *out, const PGresult *r, int row)
 {
@@ -47,6 +48,7 @@ static void testcase_fill(struct store_testcase *out, const PGresult *r,
 	out->created_at = db_text(r, row, 14);
 	f->bench_repo = db_text(r, row, 15);
 	f->bench_rev = db_text(r, row, 16);
+	f->group = db_text(r, row, 17);
 }
 
 /*
@@ -152,12 +154,12 @@ void store_testcase_list_clear(struct store_testcase_list *list)
 	memset(list, 0, sizeof(*list));
 }
 
-/* The texts of a testcase's fields as $1..$15 of the statements below. */
+/* The texts of a testcase's fields as $1..$16 of the statements below. */
 struct testcase_texts {
 	char min_change[32], runs_min[STORE_INT_TEXT],
 	    runs_max[STORE_INT_TEXT];
 	char timeout_s[STORE_INT_TEXT];
-	const char *params[15];
+	const char *params[16];
 };
 
 static void testcase_texts(struct testcase_texts *t,
@@ -180,6 +182,7 @@ static void testcase_texts(struct testcase_texts *t,
 	t->params[12] = fields->notify_author ? "true" : "false";
 	t->params[13] = fields->bench_repo;
 	t->params[14] = fields->bench_rev;
+	t->params[15] = fields->group != NULL ? fields->group : "default";
 }
 
 int store_testcases_create(struct store_testcase *out, PGconn *conn,
@@ -196,11 +199,11 @@ int store_testcases_create(struct store_testcase *out, PGconn *conn,
 			  "INSERT INTO testcases (name, build, run, kpi,"
 			  " higher_is_better, min_change_pct, runs_min,"
 			  " runs_max, timeout_s, params, monitors, notify,"
-			  " notify_author, bench_repo, bench_rev) VALUES ($1,"
-			  " $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12,"
-			  " $13, $14, $15)"
+			  " notify_author, bench_repo, bench_rev, group_name)"
+			  " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
+			  " $11, $12, $13, $14, $15, $16)"
 			  " RETURNING " TESTCASE_COLUMNS,
-			  15, t.params, &state);
+			  16, t.params, &state);
 	error = one_row(&out->held, r, state);
 	if (error == STORE_OK)
 		testcase_fill(out, out->held, 0);
@@ -223,10 +226,10 @@ int store_testcases_update(struct store_testcase *out, PGconn *conn,
 		    " runs_min = $7, runs_max = $8, timeout_s = $9,"
 		    " params = $10, monitors = $11, notify = $12,"
 		    " notify_author = $13, bench_repo = $14,"
-		    " bench_rev = $15"
+		    " bench_rev = $15, group_name = $16"
 		    " WHERE name = $1 AND deleted_at IS NULL"
 		    " RETURNING " TESTCASE_COLUMNS,
-		    15, t.params),
+		    16, t.params),
 	    NULL);
 	if (error == STORE_OK)
 		testcase_fill(out, out->held, 0);

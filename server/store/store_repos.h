@@ -88,6 +88,8 @@ struct store_testcase_fields {
 	/* The benchmark's repository (a git URL) and revision, or NULL:
 	 * none, or (bench_rev) the repository's HEAD. */
 	const char *bench_repo, *bench_rev;
+	/* The machine group its jobs run on (NULL when storing: 'default'). */
+	const char *group;
 };
 
 struct store_testcase {

@@ -189,18 +189,19 @@ class Service:
     """statbisect-server (and optionally one worker) on the cluster."""
 
     def __init__(self, root, cluster, name, worker=True, lease_seconds=None,
-                 smtp_url=None, conninfo=None, extra_args=(), server_bin=None):
+                 smtp_url=None, conninfo=None, extra_args=(), server_bin=None,
+                 host="127.0.0.1"):
         self.root = root
         self.cluster = cluster
         self.conninfo = conninfo or cluster.conninfo
         self.name = name
         self.port = free_port()
-        self.url = "http://127.0.0.1:%d" % self.port
+        self.url = "http://%s:%d" % (host, self.port)
         self.mail = os.path.join(root, name + "-mail")
         self.procs = []
         args = [server_bin or os.path.join(BIN_DIR, "statbisect-server"),
                 "--db", self.conninfo,
-                "--listen", "127.0.0.1:%d" % self.port, "--mail-dir", self.mail,
+                "--listen", "%s:%d" % (host, self.port), "--mail-dir", self.mail,
                 "--data-dir", os.path.join(root, name + "-data")]
         if lease_seconds:
             args += ["--lease-seconds", str(lease_seconds)]
@@ -244,17 +245,20 @@ class Service:
     def psql(self, sql):
         return self.cluster.psql(sql, self.conninfo)
 
-    def start_worker(self, name="box-1", env=None):
-        """Starts a worker; `env` adds to (or overrides) the environment.
+    def start_worker(self, name="box-1", env=None, args=(), prefix=()):
+        """Starts a worker; `env` adds to (or overrides) the environment,
+        `args` go after its own, `prefix` before the program (a command
+        that runs it, such as `ip netns exec NS`).
         Returns once it has logged its first line (its signal handlers are
         in place by then), so that a test that ends at once does not stop
         it with a SIGTERM it cannot handle yet."""
         log = os.path.join(self.root, self.name + "-worker.log")
         before = os.path.getsize(log) if os.path.exists(log) else 0
-        p = self._spawn([os.path.join(BIN_DIR, "statbisect-worker"), "--server", self.url,
-                         "--token", self.worker_token, "--work-dir",
-                         os.path.join(self.root, self.name + "-" + name),
-                         "--name", name], self.name + "-worker.log",
+        p = self._spawn(list(prefix) + [
+            os.path.join(BIN_DIR, "statbisect-worker"), "--server", self.url,
+            "--token", self.worker_token, "--work-dir",
+            os.path.join(self.root, self.name + "-" + name),
+            "--name", name] + list(args), self.name + "-worker.log",
                         dict(os.environ, **env) if env else None)
         deadline = time.time() + 10
         while (time.time() < deadline and p.poll() is None and

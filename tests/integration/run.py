@@ -4,7 +4,8 @@ HTTP, on a private PostgreSQL cluster, against git repositories the tests
 make.  Every tests/integration/test_*.py module registers its cases with
 @harness.test; they run in file order, sharing one cluster and one server
 with a worker (harness.Env).  Prints one line per test and a closing
-'integration: N passed, N failed' line; exits non-zero when any failed.
+'integration: N passed, N failed' line (', N skipped' when a test
+raised harness.Skip: this machine cannot run it); exits non-zero when any failed.
 
 Usage: tests/integration/run.py [-k SUBSTRING] [--keep]
 """
@@ -29,7 +30,7 @@ def main():
     for path in sorted(glob.glob(os.path.join(HERE, "test_*.py"))):
         importlib.import_module(os.path.basename(path)[:-3])
     root = harness.workdir()
-    passed = failed = 0
+    passed = failed = skipped = 0
     env = None
     try:
         env = harness.Env(root)
@@ -42,6 +43,9 @@ def main():
                 fn(env)
                 passed += 1
                 print("PASS %-64s %6.1fs" % (name, time.time() - t0), flush=True)
+            except harness.Skip as why:
+                skipped += 1
+                print("SKIP %-64s %s" % (name, why), flush=True)
             except Exception:
                 failed += 1
                 print("FAIL %-64s %6.1fs" % (name, time.time() - t0), flush=True)
@@ -60,7 +64,8 @@ def main():
             print("kept", root)
         else:
             harness.rmtree(root)
-    print("integration: %d passed, %d failed" % (passed, failed))
+    print("integration: %d passed, %d failed%s" % (
+        passed, failed, ", %d skipped" % skipped if skipped else ""))
     return 1 if failed else 0
 
 

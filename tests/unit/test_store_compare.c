@@ -58,6 +58,7 @@ static long long make_job(void)
 	job.good_rev = "v1.0";
 	job.bad_rev = "fix";
 	job.notify = "[\"dev@example.org\"]";
+	job.group = "rack-b";
 	store_repo_clear(&r);
 	store_testcase_clear(&t);
 	assert_int_equal(db_begin(db_conn()), 0);
@@ -148,6 +149,8 @@ static void test_store_compare__a_retest_source(void **state)
 	assert_string_equal(source.repo, "toy");
 	assert_string_equal(source.testcase, "bench");
 	assert_string_equal(source.notify, "[\"dev@example.org\"]");
+	/* A re-test or re-check runs where the job it repeats ran. */
+	assert_string_equal(source.group, "rack-b");
 	store_compare_source_clear(&source);
 	assert_int_equal(store_compare_source(&source, db_conn(), NO_JOB),
 			 STORE_NOT_FOUND);

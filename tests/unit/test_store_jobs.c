@@ -400,6 +400,56 @@ static void test_store_jobs__the_path_follows_the_tasks(void **state)
 	store_job_page_info_clear(&info);
 }
 
+/* A job runs on its testcase's group unless it names its own; a re-run
+ * reads the group back to keep it. */
+static void test_store_jobs__a_job_takes_its_testcase_group(void **state)
+{
+	struct store_job_new job = {0};
+	struct gitrepo_commit commits[3];
+	struct store_job_rerun source;
+	struct store_job row;
+	struct target t;
+	size_t parents[2];
+	long long inherited = 0, named = 0;
+
+	(void)state;
+	testdb_exec("INSERT INTO testcases (name, build, run, kpi,"
+		    " higher_is_better, group_name) VALUES ('arm', 'make',"
+		    " './b', 'ops', true, 'arm64')");
+	target(&t, "toy", "arm");
+	fill_commits(commits, parents);
+	job.repo_id = t.repo_id;
+	job.testcase_id = t.testcase_id;
+	job.good_rev = "v1.0";
+	job.bad_rev = "v1.1";
+	job.notify = "[]";
+	assert_int_equal(db_begin(db_conn()), 0);
+	assert_int_equal(
+	    store_jobs_create(&inherited, db_conn(), &job, commits, 3),
+	    STORE_OK);
+	job.group = "b";
+	assert_int_equal(
+	    store_jobs_create(&named, db_conn(), &job, commits, 3), STORE_OK);
+	assert_int_equal(db_commit(db_conn()), 0);
+	assert_int_equal(store_jobs_get(&row, db_conn(), inherited), STORE_OK);
+	assert_string_equal(row.group, "arm64");
+	store_job_clear(&row);
+	assert_int_equal(store_jobs_get(&row, db_conn(), named), STORE_OK);
+	assert_string_equal(row.group, "b");
+	store_job_clear(&row);
+	assert_int_equal(store_jobs_rerun_source(&source, db_conn(), named),
+			 STORE_OK);
+	assert_string_equal(source.group, "b");
+	store_job_rerun_clear(&source);
+	/* A testcase registered without one runs on 'default'. */
+	target(&t, "toy", "bench");
+	assert_int_equal(store_jobs_get(&row, db_conn(),
+					make_job(t.repo_id, t.testcase_id)),
+			 STORE_OK);
+	assert_string_equal(row.group, "default");
+	store_job_clear(&row);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +461,7 @@ int main(void)
 	    cmocka_unit_test(test_store_jobs__an_ended_job_is_not_cancelled),
 	    cmocka_unit_test(test_store_jobs__report_runs_and_rerun_of_a_job),
 	    cmocka_unit_test(test_store_jobs__the_path_follows_the_tasks),
+	    cmocka_unit_test(test_store_jobs__a_job_takes_its_testcase_group),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, testdb_teardown);

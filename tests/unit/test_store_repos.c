@@ -94,6 +94,7 @@ static struct store_testcase_fields bench(const char *name)
 	    .monitors = "[\"vmstat\"]",
 	    .notify = "[\"perf@example.org\"]",
 	    .notify_author = true,
+	    .group = "rack-2",
 	};
 
 	return f;
@@ -124,8 +125,16 @@ static void test_store_repos__a_testcase_keeps_every_field(void **state)
 	assert_string_equal(found.fields.monitors, "[\"vmstat\"]");
 	assert_string_equal(found.fields.notify, "[\"perf@example.org\"]");
 	assert_true(found.fields.notify_author);
+	assert_string_equal(found.fields.group, "rack-2");
 	assert_int_equal(strlen(found.created_at), 20);
 	store_testcase_clear(&found);
+	store_testcase_clear(&made);
+	/* Without a group it runs on the one workers get by default. */
+	fields = bench("nogroup");
+	fields.group = NULL;
+	assert_int_equal(store_testcases_create(&made, db_conn(), &fields),
+			 STORE_OK);
+	assert_string_equal(made.fields.group, "default");
 	store_testcase_clear(&made);
 	assert_int_equal(store_testcases_find(&found, db_conn(), "none"),
 			 STORE_NOT_FOUND);

@@ -56,6 +56,26 @@ static void test_validate__text_and_metric_names(void **state)
 	assert_false(validate_metric_name("caf\xc3\xa9"));
 }
 
+/* A group is what a worker may register with: 1 to 64 bytes, no control
+ * character, anything else (spaces, UTF-8) allowed. */
+static void test_validate__groups(void **state)
+{
+	char longest[VALIDATE_GROUP_MAX + 2];
+
+	(void)state;
+	assert_true(validate_group("default"));
+	assert_true(validate_group("rack 7 (x86, caf\xc3\xa9)"));
+	assert_false(validate_group(""));
+	assert_false(validate_group("a\tb"));
+	assert_false(validate_group("a\nb"));
+	memset(longest, 'g', sizeof(longest));
+	longest[VALIDATE_GROUP_MAX] = '\0';
+	assert_true(validate_group(longest));
+	longest[VALIDATE_GROUP_MAX] = 'g';
+	longest[VALIDATE_GROUP_MAX + 1] = '\0';
+	assert_false(validate_group(longest));
+}
+
 static void test_validate__notify_lists(void **state)
 {
 	struct field_errors errors;
@@ -288,6 +308,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_validate__names),
 	    cmocka_unit_test(test_validate__text_and_metric_names),
+	    cmocka_unit_test(test_validate__groups),
 	    cmocka_unit_test(test_validate__notify_lists),
 	    cmocka_unit_test(
 		test_validate__a_testcase_has_every_error_at_once),
