@@ -106,6 +106,21 @@ static inline int bench_spawn(char *const *argv, int quiet)
 /* The temporary directory of this run, made on first use. */
 static char bench_tmp_dir[BENCH_PATH_MAX];
 
+/* Removes the temporary directory, when one was made. */
+static inline void bench_tmp_cleanup(void)
+{
+	char dir[BENCH_PATH_MAX];
+	char *argv[] = {"rm", "-rf", dir, NULL};
+
+	if (bench_tmp_dir[0] == '\0')
+		return;
+	/* Forgotten first: this runs at exit, maybe from bench_die(). */
+	memcpy(dir, bench_tmp_dir, sizeof(dir));
+	bench_tmp_dir[0] = '\0';
+	if (bench_spawn(argv, 1) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
 static inline const char *bench_tmp(void)
 {
 	const char *base = getenv("TMPDIR");
@@ -117,17 +132,9 @@ static inline const char *bench_tmp(void)
 		 base != NULL && base[0] != '\0' ? base : "/tmp");
 	if (mkdtemp(bench_tmp_dir) == NULL)
 		bench_die("mkdtemp %s: %s", bench_tmp_dir, strerror(errno));
+	/* Removed however the benchmark ends, bench_die() included. */
+	atexit(bench_tmp_cleanup);
 	return bench_tmp_dir;
-}
-
-/* Removes the temporary directory, when one was made. */
-static inline void bench_tmp_cleanup(void)
-{
-	char *argv[] = {"rm", "-rf", bench_tmp_dir, NULL};
-
-	if (bench_tmp_dir[0] != '\0' && bench_spawn(argv, 1) != 0)
-		fprintf(stderr, "cannot remove %s\n", bench_tmp_dir);
-	bench_tmp_dir[0] = '\0';
 }
 
 /*
