@@ -89,7 +89,9 @@ int gitrepo_branch_of(char **out, git_repository *repo, const git_oid *commit);
  * Checks out commit `sha` of the mirror `repo` into the persistent worktree
  * `workdir` (created if missing), detaching HEAD there.  Files whose content
  * is unchanged are not rewritten, so build outputs stay valid for
- * incremental builds; untracked files (build products) are kept.  The
+ * incremental builds; a file that changes is replaced by a new one (as
+ * git does: a hard link to it keeps the old content); untracked files
+ * (build products) are kept.  The
  * worktree's index lives beside it in `workdir`.index, so several worktrees
  * of one mirror (the worker's slots) do not disturb each other.
  */

@@ -131,15 +131,58 @@ int report_message_id(char *buf, size_t size, long long job_id,
 
 /* ---- the metric table ------------------------------------------------- */
 
+/* FNV-1a of a name, for the samples' index. */
+static size_t name_hash(const char *name)
+{
+	size_t h = (size_t)14695981039346656037ULL;
+
+	for (; *name != '\0'; name++)
+		h = (h ^ (unsigned char)*name) * (size_t)1099511628211ULL;
+	return h;
+}
+
+/* The slot of `name` in the index: the one holding its series, or the
+ * empty one where it goes. */
+static size_t *slot_of(const struct report_samples *t, const char *name)
+{
+	size_t mask = t->slot_count - 1, i = name_hash(name) & mask;
+
+	while (t->slots[i] != 0 &&
+	       strcmp(t->series[t->slots[i] - 1].name, name) != 0)
+		i = (i + 1) & mask;
+	return &t->slots[i];
+}
+
+/* Makes the index room for one more series: twice the slots, rebuilt. */
+static int index_grow(struct report_samples *t)
+{
+	size_t count = t->slot_count ? 2 * t->slot_count : 64, i;
+	size_t *slots;
+
+	if (2 * (t->count + 1) <= t->slot_count)
+		return 0;
+	slots = calloc(count, sizeof(*slots));
+	if (slots == NULL)
+		return -1;
+	free(t->slots);
+	t->slots = slots;
+	t->slot_count = count;
+	for (i = 0; i < t->count; i++)
+		*slot_of(t, t->series[i].name) = i + 1;
+	return 0;
+}
+
 static struct report_series *series_named(struct report_samples *t,
 					  const char *name)
 {
 	struct report_series *s;
-	size_t i;
+	size_t *slot;
 
-	for (i = 0; i < t->count; i++)
-		if (strcmp(t->series[i].name, name) == 0)
-			return &t->series[i];
+	if (index_grow(t) < 0)
+		return NULL;
+	slot = slot_of(t, name);
+	if (*slot != 0)
+		return &t->series[*slot - 1];
 	if (t->count == t->capacity) {
 		size_t capacity = t->capacity ? t->capacity * 2 : 16;
 		void *grown = realloc(t->series, capacity * sizeof(*s));
@@ -155,6 +198,7 @@ static struct report_series *series_named(struct report_samples *t,
 	if (s->name == NULL)
 		return NULL;
 	t->count++;
+	*slot = t->count;
 	return s;
 }
 
@@ -194,6 +238,7 @@ void report_samples_clear(struct report_samples *samples)
 		free(samples->series[i].side[1]);
 	}
 	free(samples->series);
+	free(samples->slots);
 	memset(samples, 0, sizeof(*samples));
 }
 

@@ -1053,6 +1053,37 @@ static void test_gitrepo__checkout_next_rewrites_only_changed(void **state)
 	git_repository_free(repo);
 }
 
+/*
+ * A file the switch changes is replaced by a new file, as git does, not
+ * truncated and written in place (which ext4 flushes to disk at close,
+ * docs/PERFORMANCE.md): a hard link a build made to it keeps the old
+ * content.
+ */
+static void test_gitrepo__checkout_replaces_changed_files(void **state)
+{
+	struct stat before, after;
+	git_repository *repo = NULL;
+	char wt[PATH_MAX], file[PATH_MAX], link_path[PATH_MAX];
+	char *err = NULL;
+
+	(void)state;
+	mirror_linear(&repo, "co-replace.git");
+	path_join(wt, tmp_root, "co-replace-wt");
+	assert_int_equal(gitrepo_checkout(repo, wt, linear_sha[0], &err), 0);
+	path_join(file, wt, "change.txt");
+	path_join(link_path, tmp_root, "co-replace-link");
+	assert_int_equal(link(file, link_path), 0);
+	stat_in(&before, wt, "change.txt");
+
+	assert_int_equal(gitrepo_checkout(repo, wt, linear_sha[1], &err), 0);
+	assert_null(err);
+	stat_in(&after, wt, "change.txt");
+	assert_file(wt, "change.txt", "v1\n");
+	assert_true(after.st_ino != before.st_ino);
+	assert_file(tmp_root, "co-replace-link", "v0\n");
+	git_repository_free(repo);
+}
+
 static void test_gitrepo__checkout_overwrites_local_edits(void **state)
 {
 	git_repository *repo = NULL;
@@ -1216,6 +1247,7 @@ int main(void)
 	    cmocka_unit_test(test_gitrepo__checkout_mirror_head_new_worktree),
 	    cmocka_unit_test(
 		test_gitrepo__checkout_next_rewrites_only_changed),
+	    cmocka_unit_test(test_gitrepo__checkout_replaces_changed_files),
 	    cmocka_unit_test(test_gitrepo__checkout_overwrites_local_edits),
 	    cmocka_unit_test(
 		test_gitrepo__checkout_recreated_worktree_gets_all_files),

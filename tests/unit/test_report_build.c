@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,40 @@ static void test_report_build__samples_leave_out_bad_names(void **state)
 	assert_int_equal(samples.series[0].count[1], 2);
 	assert_true(samples.series[0].side[1][1] == 3.0);
 	report_samples_clear(&samples);
+	assert_int_equal(samples.count, 0);
+}
+
+/* Many names (the samples' index grows several times): each value goes
+ * to its own series, and the series keep the order names first came. */
+static void test_report_build__samples_many_names_keep_order(void **state)
+{
+	struct report_samples samples = {0};
+	char name[32];
+	size_t i, round;
+
+	(void)state;
+	for (round = 0; round < 2; round++)
+		for (i = 0; i < 3000; i++) {
+			snprintf(name, sizeof(name), "m%zu",
+				 (i * 7919) % 3000);
+			assert_int_equal(report_samples_add(&samples, name, 0,
+							    (double)i + round),
+					 0);
+		}
+	assert_int_equal(report_samples_add(&samples, "m5", 1, -1.0), 0);
+	assert_int_equal(samples.count, 3000);
+	for (i = 0; i < 3000; i++) {
+		const struct report_series *s = &samples.series[i];
+
+		snprintf(name, sizeof(name), "m%zu", (i * 7919) % 3000);
+		assert_string_equal(s->name, name);
+		assert_int_equal(s->count[0], 2);
+		assert_true(s->side[0][0] == (double)i);
+		assert_true(s->side[0][1] == (double)i + 1);
+		assert_int_equal(s->count[1], strcmp(name, "m5") == 0);
+	}
+	report_samples_clear(&samples);
+	assert_null(samples.slots);
 	assert_int_equal(samples.count, 0);
 }
 
@@ -482,6 +517,7 @@ int main(void)
 	    cmocka_unit_test(test_report_build__clean_command),
 	    cmocka_unit_test(test_report_build__date_and_message_id),
 	    cmocka_unit_test(test_report_build__samples_leave_out_bad_names),
+	    cmocka_unit_test(test_report_build__samples_many_names_keep_order),
 	    cmocka_unit_test(test_report_build__regression),
 	    cmocka_unit_test(test_report_build__no_change_with_nobody_to_tell),
 	    cmocka_unit_test(test_report_build__bench_repo_in_reproduce),
