@@ -1,0 +1,74 @@
+"""What the Python benches share (issue 14): the integration tests' real
+parts (tests/integration/harness.py: a private PostgreSQL cluster made by
+scripts/pg-local, the built server and worker) set up and torn down in
+one place, a registered repository to submit jobs against, a worker
+registered over the API, and a process's memory as the kernel counts it.
+
+    with benchlib.private_service("q", repo_commits=8) as (svc, shas):
+        ...
+"""
+import contextlib
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+import harness  # noqa: E402,F401  (re-exported for the benches)
+
+
+@contextlib.contextmanager
+def private_service(name, repo_commits=None, worker=False, server_bin=None,
+                    extra_args=()):
+    """A private cluster and a server on it, for the `with` block; with
+    repo_commits, also a repository of that many commits after its root
+    (harness.bench_repo, a 5% change at the middle commit) registered as
+    repository `name` with testcase `name`-tc.  Yields (service, SHAs of
+    the repository, index 0 the root; None without one).  Everything is
+    stopped and the directory removed afterwards."""
+    root = harness.workdir()
+    cluster = svc = None
+    try:
+        cluster = harness.Cluster(root)
+        svc = harness.Service(root, cluster, name, worker=worker,
+                              server_bin=server_bin, extra_args=extra_args)
+        shas = None
+        if repo_commits:
+            repo, shas = harness.bench_repo(
+                os.path.join(root, name + "-repo"), repo_commits,
+                {repo_commits // 2: 950.0})
+            svc.register(name, repo, name + "-tc")
+        yield svc, shas
+    finally:
+        if svc is not None:
+            svc.stop()
+        if cluster is not None:
+            cluster.stop()
+        harness.rmtree(root)
+
+
+def register_worker(svc, name, api=None):
+    """A worker registered over the API with the service's worker token;
+    its id."""
+    api = api or harness.Api(svc.url, svc.worker_token)
+    return api.ok("POST", "/api/v1/workers", {"name": name})["id"]
+
+
+def memory(pid):
+    """{"VmRSS": kB, "VmHWM": kB} of process `pid`, from
+    /proc/PID/status."""
+    out = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                out[key] = int(value.split()[0])
+    return out
+
+
+def summary(values):
+    """(median, mean, p90, max) of a non-empty list."""
+    v = sorted(values)
+    return (statistics.median(v), statistics.mean(v),
+            v[int(0.9 * (len(v) - 1))], v[-1])
