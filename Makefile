@@ -196,6 +196,8 @@ fuzz: $(FUZZ_TARGETS)
 bench: all $(BENCHES)
 	@for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 	@echo "== bench/claim_latency.py"; /usr/bin/python3 bench/claim_latency.py
+	@echo "== bench/queue_claims.py"; /usr/bin/python3 bench/queue_claims.py
+	@echo "== bench/memory.py"; /usr/bin/python3 bench/memory.py
 
 run: deps all
 	bash scripts/run serve
