@@ -6,6 +6,12 @@ registered over the API, and a process's memory as the kernel counts it.
 
     with benchlib.private_service("q", repo_commits=8) as (svc, shas):
         ...
+    with benchlib.private_cluster() as (root, cluster):
+        for i, server in enumerate(servers):
+            with benchlib.service_on(root, cluster, "s%d" % i,
+                                     server_bin=server,
+                                     database="s%d" % i) as (svc, _):
+                ...
 """
 import contextlib
 import os
@@ -19,20 +25,35 @@ import harness  # noqa: E402,F401  (re-exported for the benches)
 
 
 @contextlib.contextmanager
-def private_service(name, repo_commits=None, worker=False, server_bin=None,
-                    extra_args=()):
-    """A private cluster and a server on it, for the `with` block; with
-    repo_commits, also a repository of that many commits after its root
-    (harness.bench_repo, a 5% change at the middle commit) registered as
-    repository `name` with testcase `name`-tc.  Yields (service, SHAs of
-    the repository, index 0 the root; None without one).  Everything is
-    stopped and the directory removed afterwards."""
+def private_cluster():
+    """A private cluster in a new directory, for the `with` block; yields
+    (directory, cluster).  Stopped and removed afterwards."""
     root = harness.workdir()
-    cluster = svc = None
+    cluster = None
     try:
         cluster = harness.Cluster(root)
-        svc = harness.Service(root, cluster, name, worker=worker,
-                              server_bin=server_bin, extra_args=extra_args)
+        yield root, cluster
+    finally:
+        if cluster is not None:
+            cluster.stop()
+        harness.rmtree(root)
+
+
+@contextlib.contextmanager
+def service_on(root, cluster, name, repo_commits=None, worker=False,
+               server_bin=None, extra_args=(), database=None):
+    """A server on `cluster` (on a new database `database` when given),
+    for the `with` block; with repo_commits, also a repository of that
+    many commits after its root (harness.bench_repo, a 5% change at the
+    middle commit) registered as repository `name` with testcase
+    `name`-tc.  Yields (service, SHAs of the repository, index 0 the
+    root; None without one).  The service is stopped afterwards."""
+    svc = None
+    try:
+        svc = harness.Service(
+            root, cluster, name, worker=worker, server_bin=server_bin,
+            extra_args=extra_args,
+            conninfo=cluster.database(database) if database else None)
         shas = None
         if repo_commits:
             repo, shas = harness.bench_repo(
@@ -43,9 +64,14 @@ def private_service(name, repo_commits=None, worker=False, server_bin=None,
     finally:
         if svc is not None:
             svc.stop()
-        if cluster is not None:
-            cluster.stop()
-        harness.rmtree(root)
+
+
+@contextlib.contextmanager
+def private_service(name, **kw):
+    """service_on() on a private_cluster() of its own."""
+    with private_cluster() as (root, cluster):
+        with service_on(root, cluster, name, **kw) as got:
+            yield got
 
 
 def register_worker(svc, name, api=None):

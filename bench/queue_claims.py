@@ -21,11 +21,14 @@ under the worker and lease that claim got (a task handed out twice would
 carry the later claim's), as many tasks run as were handed out, and no
 job has tasks on two workers.
 
-Usage: bench/queue_claims.py [--tasks 10000] [--jobs 100] [--claimers 64]
+Usage: bench/queue_claims.py [--tasks 10000] [--jobs 200] [--claimers 64]
                              [--seconds 10] [--warmup 2] [--explain]
-                             [--threads N] [--server BIN]
-  --explain  prints EXPLAIN ANALYZE of the claim's query for one worker
-             with the queue full (server/store/store_tasks.c's query).
+                             [--threads N] [--server BIN]...
+  --server   a server to measure (bin/statbisect-server by default); each
+             is measured in turn on a database of its own in one cluster.
+  --explain  prints, after the run, EXPLAIN ANALYZE of the claim's query
+             (server/store/store_tasks.c's, as the schema has it) for the
+             worker bound to the job with the highest id.
 """
 import argparse
 import http.client
@@ -33,27 +36,31 @@ import json
 import threading
 import time
 
-from benchlib import harness, private_service, register_worker
+from benchlib import harness, private_cluster, register_worker, service_on
 
 # server/store/store_tasks.c's store_tasks_claim, as a SELECT (the
-# UPDATE it feeds changes one row by its key).
-CLAIM_SELECT = """
-SELECT t.id FROM tasks t JOIN jobs j ON j.id = t.job_id
+# UPDATE it feeds changes one row by its key): before migration 160, one
+# walk of the queued and running tasks in id order; since, the walk of
+# the queued ones (after a look for lapsed leases, by their expiry).
+CLAIM_FROM = """
+ FROM tasks t JOIN jobs j ON j.id = t.job_id
  JOIN workers w ON w.id = %(worker)d
- WHERE (t.state = 'queued' OR (t.state = 'running' AND
- t.lease_expires_at < now()))
- AND j.state IN ('queued', 'running')
- AND j.group_name = w.grp
- AND (j.worker_id IS NULL OR j.worker_id = %(worker)d)
+ WHERE j.state IN ('queued', 'running') AND j.group_name = w.grp
+ AND (j.worker_id IS NULL OR j.worker_id = %(worker)d)"""
+CLAIM_LOCK = """
  ORDER BY t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED
  FOR NO KEY UPDATE OF j SKIP LOCKED"""
-
+CLAIM_BEFORE_160 = ("SELECT t.id" + CLAIM_FROM + """
+ AND (t.state = 'queued' OR (t.state = 'running' AND
+ t.lease_expires_at < now()))""" + CLAIM_LOCK)
+CLAIM_QUEUED = ("SELECT t.id" + CLAIM_FROM + """
+ AND t.state = 'queued'""" + CLAIM_LOCK)
 
 def make_queue(svc, shas, jobs, tasks):
     """Submits `jobs` jobs, waits for their first tasks, then tops the
     queue up with SQL to `tasks` queued tasks."""
     for _ in range(jobs):
-        svc.submit({"repo": "queue", "testcase": "queue-tc",
+        svc.submit({"repo": svc.name, "testcase": svc.name + "-tc",
                     "good": shas[0], "bad": shas[-1]})
     harness.wait_for("%d jobs queued with tasks" % jobs, lambda: int(svc.psql(
         "SELECT count(DISTINCT j.id) FROM jobs j JOIN tasks t"
@@ -74,8 +81,8 @@ def make_queue(svc, shas, jobs, tasks):
 
 def claimer(port, source, worker_id, token, start, stop, out):
     """Claims in a loop on one connection until `stop`; appends (time
-    answered, task id, lease) to `out` for each task it got, or the
-    exception that stopped it."""
+    answered, task id, lease) to `out` for each answer (None, None for
+    "no task"), or the exception that stopped it."""
     try:
         claim_loop(port, source, worker_id, token, start, stop, out)
     except Exception as e:  # noqa: BLE001 - reported by measure()
@@ -99,6 +106,8 @@ def claim_loop(port, source, worker_id, token, start, stop, out):
         task = json.loads(body)["task"]
         if task is not None:
             out.append((time.monotonic(), task["id"], task["lease"]))
+        else:
+            out.append((time.monotonic(), None, None))
     conn.close()
 
 
@@ -137,17 +146,20 @@ def measure(svc, a, workers):
     for out in outs.values():
         if out and isinstance(out[-1], Exception):
             raise RuntimeError("a claimer failed: %r" % out[-1])
-    got = [(at, task, lease, w) for w, out in outs.items()
-           for at, task, lease in out]
     lo, hi = began + a.warmup, began + a.warmup + a.seconds
+    empty = sum(1 for out in outs.values() for at, task, _ in out
+                if task is None and lo <= at < hi)
+    got = [(at, task, lease, w) for w, out in outs.items()
+           for at, task, lease in out if task is not None]
     window = [g for g in got if lo <= g[0] < hi]
     busy = sum(1 for w in workers
-               if any(lo <= at < hi for at, _, _ in outs[w]))
+               if any(lo <= at < hi and task is not None
+                      for at, task, _ in outs[w]))
     per_second = [0] * int(a.seconds)
     for at, _, _, _ in window:
         if int(at - lo) < len(per_second):
             per_second[int(at - lo)] += 1
-    return got, window, busy, per_second
+    return got, window, busy, per_second, empty
 
 
 def explain(svc):
@@ -155,22 +167,26 @@ def explain(svc):
     with the highest id (its tasks come last among the queued)."""
     worker = int(svc.psql("SELECT worker_id FROM jobs WHERE worker_id"
                           " IS NOT NULL ORDER BY id DESC LIMIT 1"))
-    print("EXPLAIN ANALYZE of the claim for worker %d:" % worker)
-    print(svc.psql("EXPLAIN (ANALYZE, BUFFERS) " + CLAIM_SELECT
+    after = svc.psql("SELECT to_regclass('tasks_queued') IS NOT NULL")
+    query = CLAIM_QUEUED if after == "t" else CLAIM_BEFORE_160
+    print("EXPLAIN ANALYZE of the claim for worker %d (%s):" % (
+        worker, "queued tasks, since migration 160" if after == "t"
+        else "before migration 160"))
+    print(svc.psql("EXPLAIN (ANALYZE, BUFFERS) " + query
                    % {"worker": worker}))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tasks", type=int, default=10000)
-    ap.add_argument("--jobs", type=int, default=100)
+    ap.add_argument("--jobs", type=int, default=200)
     ap.add_argument("--claimers", type=int, default=64)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--warmup", type=float, default=2.0)
     ap.add_argument("--explain", action="store_true")
     ap.add_argument("--threads", type=int,
                     help="the server's --threads (default: its default)")
-    ap.add_argument("--server")
+    ap.add_argument("--server", action="append")
     a = ap.parse_args()
     # Leases outlast the run, so every claim takes a queued task; the
     # open-jobs limit would stop the submissions at 100.
@@ -178,31 +194,39 @@ def main():
              "--max-jobs-per-hour", "0"]
     if a.threads:
         extra += ["--threads", str(a.threads)]
-    with private_service("queue", repo_commits=16, server_bin=a.server,
-                         extra_args=extra) as (svc, shas):
-        made = time.monotonic()
-        make_queue(svc, shas, a.jobs, a.tasks)
-        made = time.monotonic() - made
-        api = harness.Api(svc.url, svc.worker_token)
-        workers = [register_worker(svc, "claimer-%02d" % i, api)
-                   for i in range(a.claimers)]
-        got, window, busy, per_second = measure(svc, a, workers)
-        check_database(svc, got)
-        if a.explain:
-            explain(svc)
-        print("queue: %d tasks of %d jobs (made in %.1f s), %d claimers, "
-              "server --threads %s" % (a.tasks, a.jobs, made, a.claimers,
-                                     a.threads or "4 (default)"))
-        print("claims in %.0f s after %.0f s of warm-up: %d, %.0f claims/s; "
-              "%d of %d claimers got tasks in the window"
-              % (a.seconds, a.warmup, len(window), len(window) / a.seconds,
-                 busy, a.claimers))
-        print("claims in each second of the window: %s"
-              % " ".join(str(n) for n in per_second))
-        print("claims in all: %d; database: each running task once, under "
-              "the claim's worker and lease; no job on two workers"
-              % len(got))
+    with private_cluster() as (root, cluster):
+        for i, server in enumerate(a.server or [None]):
+            print("== %s" % (server or "bin/statbisect-server"))
+            with service_on(root, cluster, "queue%d" % i, repo_commits=16,
+                            server_bin=server, extra_args=extra,
+                            database="queue%d" % i) as (svc, shas):
+                run(svc, shas, a)
 
+
+def run(svc, shas, a):
+    made = time.monotonic()
+    make_queue(svc, shas, a.jobs, a.tasks)
+    made = time.monotonic() - made
+    api = harness.Api(svc.url, svc.worker_token)
+    workers = [register_worker(svc, "claimer-%02d" % i, api)
+               for i in range(a.claimers)]
+    got, window, busy, per_second, empty = measure(svc, a, workers)
+    check_database(svc, got)
+    if a.explain:
+        explain(svc)
+    print("queue: %d tasks of %d jobs (made in %.1f s), %d claimers, "
+          "server --threads %s" % (a.tasks, a.jobs, made, a.claimers,
+                                   a.threads or "4 (default)"))
+    print("claims in %.0f s after %.0f s of warm-up: %d, %.0f claims/s; "
+          "%d of %d claimers got tasks in the window, %d claims "
+          "answered no task" % (a.seconds, a.warmup, len(window),
+                                len(window) / a.seconds, busy, a.claimers,
+                                empty))
+    print("claims in each second of the window: %s"
+          % " ".join(str(n) for n in per_second))
+    print("claims in all: %d; database: each running task once, under "
+          "the claim's worker and lease; no job on two workers"
+          % len(got))
 
 if __name__ == "__main__":
     main()
