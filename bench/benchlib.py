@@ -93,6 +93,32 @@ def memory(pid):
     return out
 
 
+def cpu_seconds(pid):
+    """User plus system CPU seconds process `pid` has used."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cluster_cpu_seconds(cluster):
+    """CPU seconds used by the cluster's postmaster and its live children
+    (the backends, the background processes)."""
+    with open(os.path.join(cluster.dir, "data", "postmaster.pid")) as f:
+        postmaster = int(f.readline())
+    total = cpu_seconds(postmaster)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid == postmaster:
+                total += cpu_seconds(int(entry))
+        except (OSError, ValueError):
+            pass  # gone meanwhile
+    return total
+
+
 def summary(values):
     """(median, mean, p90, max) of a non-empty list."""
     v = sorted(values)

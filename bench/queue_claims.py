@@ -33,10 +33,12 @@ Usage: bench/queue_claims.py [--tasks 10000] [--jobs 200] [--claimers 64]
 import argparse
 import http.client
 import json
+import os
 import threading
 import time
 
-from benchlib import harness, private_cluster, register_worker, service_on
+from benchlib import (cluster_cpu_seconds, cpu_seconds, harness,
+                      private_cluster, register_worker, service_on)
 
 # server/store/store_tasks.c's store_tasks_claim, as a SELECT (the
 # UPDATE it feeds changes one row by its key): before migration 160, one
@@ -129,6 +131,13 @@ def check_database(svc, got):
     harness.eq(shared, "0", "jobs with tasks on two workers")
 
 
+def cpu_now(svc):
+    """CPU seconds so far of the server, the cluster and this bench."""
+    t = os.times()
+    return (cpu_seconds(svc.server.pid), cluster_cpu_seconds(svc.cluster),
+            t.user + t.system)
+
+
 def measure(svc, a, workers):
     start, stop = threading.Event(), threading.Event()
     outs = {w: [] for w in workers}
@@ -139,7 +148,10 @@ def measure(svc, a, workers):
         t.start()
     began = time.monotonic()
     start.set()
-    time.sleep(a.warmup + a.seconds)
+    time.sleep(a.warmup)
+    cpu = cpu_now(svc)
+    time.sleep(began + a.warmup + a.seconds - time.monotonic())
+    cpu = [after - before for before, after in zip(cpu, cpu_now(svc))]
     stop.set()
     for t in threads:
         t.join(60)
@@ -159,7 +171,7 @@ def measure(svc, a, workers):
     for at, _, _, _ in window:
         if int(at - lo) < len(per_second):
             per_second[int(at - lo)] += 1
-    return got, window, busy, per_second, empty
+    return got, window, busy, per_second, empty, cpu
 
 
 def explain(svc):
@@ -210,7 +222,7 @@ def run(svc, shas, a):
     api = harness.Api(svc.url, svc.worker_token)
     workers = [register_worker(svc, "claimer-%02d" % i, api)
                for i in range(a.claimers)]
-    got, window, busy, per_second, empty = measure(svc, a, workers)
+    got, window, busy, per_second, empty, cpu = measure(svc, a, workers)
     check_database(svc, got)
     if a.explain:
         explain(svc)
@@ -224,6 +236,10 @@ def run(svc, shas, a):
                                 empty))
     print("claims in each second of the window: %s"
           % " ".join(str(n) for n in per_second))
+    print("CPU in the window: server %.1f s, PostgreSQL %.1f s, this bench "
+          "%.1f s (of %.0f s on 2 cores); per claim: %.2f + %.2f + %.2f ms"
+          % (tuple(cpu) + (2 * a.seconds,) +
+             tuple(1000 * c / max(1, len(window)) for c in cpu)))
     print("claims in all: %d; database: each running task once, under "
           "the claim's worker and lease; no job on two workers"
           % len(got))
