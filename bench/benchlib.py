@@ -25,13 +25,23 @@ import harness  # noqa: E402,F401  (re-exported for the benches)
 
 
 @contextlib.contextmanager
-def private_cluster():
+def private_cluster(statements=False):
     """A private cluster in a new directory, for the `with` block; yields
-    (directory, cluster).  Stopped and removed afterwards."""
+    (directory, cluster).  Stopped and removed afterwards.  With
+    statements, the cluster loads pg_stat_statements (planning counted
+    too): see statements_top()."""
     root = harness.workdir()
     cluster = None
     try:
         cluster = harness.Cluster(root)
+        if statements:
+            cluster.psql("ALTER SYSTEM SET shared_preload_libraries ="
+                         " 'pg_stat_statements'")
+            cluster.stop()
+            cluster = harness.Cluster(root)
+            cluster.psql("ALTER SYSTEM SET"
+                         " pg_stat_statements.track_planning = on")
+            cluster.psql("SELECT pg_reload_conf()")
         yield root, cluster
     finally:
         if cluster is not None:
@@ -117,6 +127,36 @@ def cluster_cpu_seconds(cluster):
         except (OSError, ValueError):
             pass  # gone meanwhile
     return total
+
+
+def statements_reset(svc):
+    """Starts pg_stat_statements' counts afresh on `svc`'s database (made
+    by private_cluster(statements=True))."""
+    svc.psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    svc.psql("SELECT pg_stat_statements_reset()")
+
+
+def statements_top(svc, per, n=12):
+    """The `n` statements of `svc`'s database that took the most time
+    since statements_reset(), as lines: calls, planning and execution
+    milliseconds per `per` (say, per claim), and the statement's start."""
+    rows = svc.psql(
+        "SELECT calls, total_plan_time, total_exec_time,"
+        " regexp_replace(left(query, 200), '\\s+', ' ', 'g')"
+        " FROM pg_stat_statements WHERE dbid = (SELECT oid FROM"
+        " pg_database WHERE datname = current_database())"
+        " ORDER BY total_plan_time + total_exec_time DESC LIMIT %d" % n)
+    out = ["%8s %9s %9s  %s" % ("calls", "plan ms", "exec ms", "statement")]
+    plan_all = exec_all = 0.0
+    for line in rows.splitlines():
+        calls, plan, run, query = line.split("|", 3)
+        plan_all += float(plan) / per
+        exec_all += float(run) / per
+        out.append("%8s %9.3f %9.3f  %s" % (calls, float(plan) / per,
+                                            float(run) / per, query[:90]))
+    out.append("%8s %9.3f %9.3f  (these %d, per claim)" % (
+        "", plan_all, exec_all, n))
+    return out
 
 
 def summary(values):

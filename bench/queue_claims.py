@@ -23,9 +23,11 @@ job has tasks on two workers.
 
 Usage: bench/queue_claims.py [--tasks 10000] [--jobs 200] [--claimers 64]
                              [--seconds 10] [--warmup 2] [--explain]
-                             [--threads N] [--server BIN]...
+                             [--statements] [--threads N] [--server BIN]...
   --server   a server to measure (bin/statbisect-server by default); each
              is measured in turn on a database of its own in one cluster.
+  --statements  loads pg_stat_statements into the cluster and prints the
+             statements that took PostgreSQL's time, per claim.
   --explain  prints, after the run, EXPLAIN ANALYZE of the claim's query
              (server/store/store_tasks.c's, as the schema has it) for the
              worker bound to the job with the highest id.
@@ -38,7 +40,8 @@ import threading
 import time
 
 from benchlib import (cluster_cpu_seconds, cpu_seconds, harness,
-                      private_cluster, register_worker, service_on)
+                      private_cluster, register_worker, service_on,
+                      statements_reset, statements_top)
 
 # server/store/store_tasks.c's store_tasks_claim, as a SELECT (the
 # UPDATE it feeds changes one row by its key): before migration 160, one
@@ -196,6 +199,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--warmup", type=float, default=2.0)
     ap.add_argument("--explain", action="store_true")
+    ap.add_argument("--statements", action="store_true")
     ap.add_argument("--threads", type=int,
                     help="the server's --threads (default: its default)")
     ap.add_argument("--server", action="append")
@@ -206,7 +210,7 @@ def main():
              "--max-jobs-per-hour", "0"]
     if a.threads:
         extra += ["--threads", str(a.threads)]
-    with private_cluster() as (root, cluster):
+    with private_cluster(statements=a.statements) as (root, cluster):
         for i, server in enumerate(a.server or [None]):
             print("== %s" % (server or "bin/statbisect-server"))
             with service_on(root, cluster, "queue%d" % i, repo_commits=16,
@@ -222,6 +226,8 @@ def run(svc, shas, a):
     api = harness.Api(svc.url, svc.worker_token)
     workers = [register_worker(svc, "claimer-%02d" % i, api)
                for i in range(a.claimers)]
+    if a.statements:
+        statements_reset(svc)
     got, window, busy, per_second, empty, cpu = measure(svc, a, workers)
     check_database(svc, got)
     if a.explain:
@@ -243,6 +249,10 @@ def run(svc, shas, a):
     print("claims in all: %d; database: each running task once, under "
           "the claim's worker and lease; no job on two workers"
           % len(got))
+    if a.statements:
+        print("PostgreSQL's time by statement, per claim (all %d claims, "
+              "warm-up included; pg_stat_statements):" % len(got))
+        print("\n".join(statements_top(svc, len(got))))
 
 if __name__ == "__main__":
     main()
