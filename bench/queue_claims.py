@@ -22,7 +22,7 @@ carry the later claim's), as many tasks run as were handed out, and no
 job has tasks on two workers.
 
 Usage: bench/queue_claims.py [--tasks 10000] [--jobs 200] [--claimers 64]
-                             [--seconds 10] [--warmup 2] [--explain]
+                             [--seconds 5] [--warmup 1] [--explain]
                              [--statements] [--threads N] [--server BIN]...
   --server   a server to measure (bin/statbisect-server by default); each
              is measured in turn on a database of its own in one cluster.
@@ -196,8 +196,8 @@ def main():
     ap.add_argument("--tasks", type=int, default=10000)
     ap.add_argument("--jobs", type=int, default=200)
     ap.add_argument("--claimers", type=int, default=64)
-    ap.add_argument("--seconds", type=float, default=10.0)
-    ap.add_argument("--warmup", type=float, default=2.0)
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--warmup", type=float, default=1.0)
     ap.add_argument("--explain", action="store_true")
     ap.add_argument("--statements", action="store_true")
     ap.add_argument("--threads", type=int,
