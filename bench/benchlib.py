@@ -92,13 +92,13 @@ def register_worker(svc, name, api=None):
 
 
 def memory(pid):
-    """{"VmRSS": kB, "VmHWM": kB} of process `pid`, from
-    /proc/PID/status."""
+    """{"VmRSS": kB, "VmHWM": kB, "RssAnon": kB, "RssFile": kB,
+    "Threads": n} of process `pid`, from /proc/PID/status."""
     out = {}
     with open("/proc/%d/status" % pid) as f:
         for line in f:
             key, _, value = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
+            if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "Threads"):
                 out[key] = int(value.split()[0])
     return out
 

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Resident memory of the server and the worker (issue 14), as the kernel
 counts it: VmRSS (resident now) and VmHWM (the most ever resident) from
-/proc/PID/status, on one private cluster (bench/benchlib.py).
+/proc/PID/status, with VmRSS's parts RssAnon (heap, stacks) and RssFile
+(mapped files: the program and its shared libraries) and the number of
+threads, on one private cluster (bench/benchlib.py).
 
   1. idle server: started, --idle seconds with no requests but the
      harness's own (three tokens made at start);
@@ -25,8 +27,9 @@ from benchlib import harness, memory, private_service
 
 def row(label, pid):
     m = memory(pid)
-    print("%-46s %8.1f MB %8.1f MB" % (label, m["VmRSS"] / 1024.0,
-                                        m["VmHWM"] / 1024.0))
+    print("%-46s %8.1f MB %8.1f MB %8.1f MB %8.1f MB %4d" % (
+        label, m["VmRSS"] / 1024.0, m["VmHWM"] / 1024.0,
+        m["RssAnon"] / 1024.0, m["RssFile"] / 1024.0, m["Threads"]))
     return m
 
 
@@ -50,7 +53,8 @@ def main():
     extra = ["--max-open-jobs", "0", "--max-jobs-per-hour", "0"]
     with private_service("mem", repo_commits=64, server_bin=a.server,
                          extra_args=extra) as (svc, shas):
-        print("%-46s %11s %11s" % ("process", "VmRSS", "VmHWM"))
+        print("%-46s %11s %11s %11s %11s %4s" % (
+            "process", "VmRSS", "VmHWM", "RssAnon", "RssFile", "thr"))
         time.sleep(a.idle)
         row("server, idle %.0f s after start" % a.idle, svc.server.pid)
         idle_worker = svc.start_worker("idle")
