@@ -61,6 +61,7 @@ CLAIM_BEFORE_160 = ("SELECT t.id" + CLAIM_FROM + """
 CLAIM_QUEUED = ("SELECT t.id" + CLAIM_FROM + """
  AND t.state = 'queued'""" + CLAIM_LOCK)
 
+
 def make_queue(svc, shas, jobs, tasks):
     """Submits `jobs` jobs, waits for their first tasks, then tops the
     queue up with SQL to `tasks` queued tasks."""
