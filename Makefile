@@ -200,8 +200,9 @@ fuzz: $(FUZZ_TARGETS)
 # directory each time.
 bench: all $(BENCHES)
 	@st=0; for b in $(BENCHES); do echo "== $$b"; $$b || st=1; done; \
-	echo "== bench/claim_latency.py"; \
-	/usr/bin/python3 bench/claim_latency.py || st=1; exit $$st
+	for p in claim_latency queue_claims memory http_jobs; do \
+		echo "== bench/$$p.py"; /usr/bin/python3 bench/$$p.py || st=1; \
+	done; exit $$st
 
 run: deps all
 	bash scripts/run serve

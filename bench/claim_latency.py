@@ -10,16 +10,12 @@ the claimer idles, timing its claim, then cancelling the job.
 Usage: bench/claim_latency.py [--trials N] [--server BIN]
 """
 import argparse
-import os
 import random
 import statistics
-import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-import harness  # noqa: E402
+from benchlib import harness, private_service, register_worker, summary
 
 POLL_S = 1.0
 WAIT_S = 20
@@ -68,17 +64,10 @@ def main():
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--server")
     a = ap.parse_args()
-    root = harness.workdir()
-    cluster = harness.Cluster(root)
-    svc = harness.Service(root, cluster, "lat", worker=False,
-                          server_bin=a.server)
-    try:
-        repo, shas = harness.bench_repo(os.path.join(root, "lat-repo"), 8,
-                                        {4: 950.0})
-        svc.register("lat", repo, "lat-tc")
+    with private_service("lat", repo_commits=8,
+                         server_bin=a.server) as (svc, shas):
         worker = harness.Api(svc.url, svc.worker_token)
-        ids = {mode: worker.ok("POST", "/api/v1/workers",
-                               {"name": "lat-" + mode})["id"]
+        ids = {mode: register_worker(svc, "lat-" + mode, worker)
                for mode in ("longpoll", "poll")}
         took = {"longpoll": [], "poll": []}
         submit_ms = []
@@ -96,20 +85,13 @@ def main():
                                          "p90 ms", "max ms"))
         for mode, label in (("longpoll", "long-poll (?wait=20, NOTIFY)"),
                             ("poll", "polling every 1 s (before)")):
-            v = sorted(took[mode])
-            print("%-32s %9.1f %9.1f %9.1f %9.1f" % (
-                label, statistics.median(v), statistics.mean(v),
-                v[int(0.9 * (len(v) - 1))], v[-1]))
+            print("%-32s %9.1f %9.1f %9.1f %9.1f" % ((label,) +
+                                                     summary(took[mode])))
         print("(the submission's own POST: median %.1f ms)"
               % statistics.median(submit_ms))
         print("ratio of medians (long-poll / polling): %.3f" % (
             statistics.median(took["longpoll"]) /
             statistics.median(took["poll"])))
-    finally:
-        svc.stop()
-        cluster.stop()
-        harness.rmtree(root)
-
 
 if __name__ == "__main__":
     main()

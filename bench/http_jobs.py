@@ -25,6 +25,11 @@ import harness  # noqa: E402
 from test_web import Browser  # noqa: E402
 
 
+# Issue 14's target for a job's answer with 64 connections.
+TARGET_SHARE = 0.30
+TARGET_P99_MS = 50
+
+
 def wrk(url, header, seconds, connections):
     """Requests per second and p99 latency (ms) of `wrk` on `url`, each
     request with `header` (its credentials)."""
@@ -79,6 +84,7 @@ def main():
     root = tempfile.mkdtemp(prefix="sbbench-http-")
     cluster = harness.Cluster(root)
     svc = None
+    met = False
     try:
         # wrk's connections all come from 127.0.0.1: the limit per
         # address must let them in.
@@ -116,12 +122,20 @@ def main():
                 r["non2xx"]))
             if r["socket_errors"]:
                 print("  %s: %s" % (name, r["socket_errors"]))
+        job_rps = results["/api/v1/jobs/{id}"]
+        met = (job_rps["rps"] >= TARGET_SHARE * base and
+               job_rps["p99_ms"] < TARGET_P99_MS and job_rps["non2xx"] == 0)
+        print("target (GET /api/v1/jobs/{id} at >= %d%% of /healthz, p99"
+              " under %d ms, all 2xx): %s" % (
+                  100 * TARGET_SHARE, TARGET_P99_MS,
+                  "met" if met else "MISSED"))
     finally:
         if svc is not None:
             svc.stop()
         cluster.stop()
         shutil.rmtree(root, ignore_errors=True)
+    return 0 if met else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

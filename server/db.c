@@ -16,6 +16,12 @@ static pthread_key_t db_conn_key;
 static pthread_once_t db_conn_key_once = PTHREAD_ONCE_INIT;
 /* The SQLSTATE of this thread's last failure ("" for none known). */
 static _Thread_local char db_last_state[6];
+/* The statements this thread's connection has prepared
+ * (db_exec_prepared), by the address of their text; the n-th is named
+ * "sb_n".  Forgotten when the session is: a reset opens a new one. */
+#define DB_PREPARED_MAX 32
+static _Thread_local const char *db_prepared[DB_PREPARED_MAX];
+static _Thread_local size_t db_prepared_count;
 
 static void remember_failure(const char *state)
 {
@@ -81,6 +87,7 @@ static void make_conn_key(void)
 /* Makes `conn` this thread's connection, closed when the thread ends. */
 static void keep(PGconn *conn)
 {
+	db_prepared_count = 0;
 	pthread_once(&db_conn_key_once, make_conn_key);
 	db_thread_conn = conn;
 	pthread_setspecific(db_conn_key, conn);
@@ -93,6 +100,7 @@ PGconn *db_conn(void)
 		return db_thread_conn;
 	if (db_thread_conn != NULL) {
 		PQreset(db_thread_conn);
+		db_prepared_count = 0;
 		if (PQstatus(db_thread_conn) == CONNECTION_OK) {
 			session_setup(db_thread_conn);
 			return db_thread_conn;
@@ -119,21 +127,12 @@ void db_disconnect(void)
 	keep(NULL);
 }
 
-PGresult *db_exec_state(PGconn *conn, const char *sql, int nparams,
-			const char *const *params, const char **sqlstate)
+/* `res` when it is a result, else NULL after noting and logging the
+ * failure of `sql`. */
+static PGresult *checked(PGresult *res, const char *sql, const char **sqlstate)
 {
-	PGresult *res;
-	ExecStatusType status;
+	ExecStatusType status = PQresultStatus(res);
 
-	if (sqlstate != NULL)
-		*sqlstate = NULL;
-	if (conn == NULL) {
-		remember_failure("08003"); /* connection does not exist */
-		return NULL;
-	}
-	remember_failure(NULL);
-	res = PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0);
-	status = PQresultStatus(res);
 	if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK)
 		return res;
 	{
@@ -149,6 +148,64 @@ PGresult *db_exec_state(PGconn *conn, const char *sql, int nparams,
 	}
 	PQclear(res);
 	return NULL;
+}
+
+PGresult *db_exec_state(PGconn *conn, const char *sql, int nparams,
+			const char *const *params, const char **sqlstate)
+{
+	if (sqlstate != NULL)
+		*sqlstate = NULL;
+	if (conn == NULL) {
+		remember_failure("08003"); /* connection does not exist */
+		return NULL;
+	}
+	remember_failure(NULL);
+	return checked(
+	    PQexecParams(conn, sql, nparams, NULL, params, NULL, NULL, 0), sql,
+	    sqlstate);
+}
+
+/* The index under which this thread's connection has `sql` prepared,
+ * preparing it first if need be; -1 when it cannot be. */
+static int prepared_index(PGconn *conn, const char *sql, int nparams)
+{
+	char name[16];
+	PGresult *res;
+	size_t i;
+
+	for (i = 0; i < db_prepared_count; i++) {
+		if (db_prepared[i] == sql)
+			return (int)i;
+	}
+	if (db_prepared_count == DB_PREPARED_MAX)
+		return -1;
+	snprintf(name, sizeof(name), "sb_%zu", db_prepared_count);
+	res = PQprepare(conn, name, sql, nparams, NULL);
+	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	db_prepared[db_prepared_count] = sql;
+	return (int)db_prepared_count++;
+}
+
+PGresult *db_exec_prepared(PGconn *conn, const char *sql, int nparams,
+			   const char *const *params)
+{
+	char name[16];
+	int i;
+
+	if (conn == NULL || conn != db_thread_conn)
+		return db_exec(conn, sql, nparams, params);
+	i = prepared_index(conn, sql, nparams);
+	if (i < 0)
+		return db_exec(conn, sql, nparams, params);
+	remember_failure(NULL);
+	snprintf(name, sizeof(name), "sb_%d", i);
+	return checked(
+	    PQexecPrepared(conn, name, nparams, params, NULL, NULL, 0), sql,
+	    NULL);
 }
 
 PGresult *db_exec(PGconn *conn, const char *sql, int nparams,

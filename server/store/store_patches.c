@@ -205,15 +205,16 @@ int store_patches_series_json(json_t **out, PGconn *conn, long long job_id)
 
 	*out = NULL;
 	snprintf(id, sizeof(id), "%lld", job_id);
-	r = db_exec(conn,
-		    "SELECT c.sha, encode(p.diff, 'hex'), p.message,"
-		    " p.author_name, p.author_email, p.date, p.date_offset,"
-		    " (SELECT sha FROM job_commits WHERE job_id = $1"
-		    " AND idx = 0)"
-		    " FROM job_patches p JOIN job_commits c"
-		    " ON c.job_id = p.job_id AND c.idx = p.idx"
-		    " WHERE p.job_id = $1 ORDER BY p.idx",
-		    1, params);
+	r = db_exec_prepared(
+	    conn,
+	    "SELECT c.sha, encode(p.diff, 'hex'), p.message,"
+	    " p.author_name, p.author_email, p.date, p.date_offset,"
+	    " (SELECT sha FROM job_commits WHERE job_id = $1"
+	    " AND idx = 0)"
+	    " FROM job_patches p JOIN job_commits c"
+	    " ON c.job_id = p.job_id AND c.idx = p.idx"
+	    " WHERE p.job_id = $1 ORDER BY p.idx",
+	    1, params);
 	if (r == NULL)
 		return -1;
 	if (PQntuples(r) == 0) {

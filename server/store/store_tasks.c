@@ -72,10 +72,11 @@ int store_workers_touch(long long *out_token_id, PGconn *conn,
 	int rc = STORE_NOT_FOUND;
 
 	store_int_text(id, worker_id);
-	r = db_exec(conn,
-		    "UPDATE workers SET last_seen_at = now() WHERE id = $1"
-		    " RETURNING token_id",
-		    1, params);
+	r = db_exec_prepared(
+	    conn,
+	    "UPDATE workers SET last_seen_at = now() WHERE id = $1"
+	    " RETURNING token_id",
+	    1, params);
 	if (r == NULL)
 		return -1;
 	if (PQntuples(r) == 1) {
@@ -156,7 +157,7 @@ int store_tasks_plan(struct store_plan *out, PGconn *conn, long long task_id)
 
 	memset(out, 0, sizeof(*out));
 	store_int_text(id, task_id);
-	r = db_exec(
+	r = db_exec_prepared(
 	    conn,
 	    "SELECT (p.e->>'idx')::int, c.sha, (p.e->>'runs')::int,"
 	    " p.e->>'purpose', t.interleave,"
@@ -225,24 +226,25 @@ static int claim_job(struct store_claim *out, PGconn *conn,
 	store_int_text(worker, worker_id);
 	/* The job keeps to the machine of its first claim (issue 14); the
 	 * claim's query locked the job row and saw it unbound or ours. */
-	r = db_exec(conn,
-		    "UPDATE jobs SET state = 'running',"
-		    " started_at = coalesce(started_at, now()),"
-		    " bound_at = CASE WHEN worker_id IS NULL THEN now()"
-		    " ELSE bound_at END,"
-		    " worker_id = coalesce(worker_id, $2) WHERE id = $1",
-		    2, params);
+	r = db_exec_prepared(
+	    conn,
+	    "UPDATE jobs SET state = 'running',"
+	    " started_at = coalesce(started_at, now()),"
+	    " bound_at = CASE WHEN worker_id IS NULL THEN now()"
+	    " ELSE bound_at END,"
+	    " worker_id = coalesce(worker_id, $2) WHERE id = $1",
+	    2, params);
 	if (r == NULL)
 		return -1;
 	PQclear(r);
-	r = db_exec(conn,
-		    "SELECT rp.name, rp.url, t.build, t.run, t.kpi,"
-		    " t.timeout_s, t.monitors, t.name, t.params,"
-		    " t.bench_repo, t.bench_rev, j.bench_sha"
-		    " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
-		    " JOIN testcases t ON t.id = j.testcase_id"
-		    " WHERE j.id = $1",
-		    1, params);
+	r = db_exec_prepared(conn,
+			     "SELECT rp.name, rp.url, t.build, t.run, t.kpi,"
+			     " t.timeout_s, t.monitors, t.name, t.params,"
+			     " t.bench_repo, t.bench_rev, j.bench_sha"
+			     " FROM jobs j JOIN repos rp ON rp.id = j.repo_id"
+			     " JOIN testcases t ON t.id = j.testcase_id"
+			     " WHERE j.id = $1",
+			     1, params);
 	if (r == NULL)
 		return -1;
 	if (PQntuples(r) != 1) {
@@ -291,6 +293,16 @@ int store_tasks_bench_pin(PGconn *conn, long long job_id, const char *sha)
 	return error;
 }
 
+/* The tasks a claim by worker $1 may take, and how it takes one. */
+#define CLAIM_FROM                                                            \
+	" FROM tasks t JOIN jobs j ON j.id = t.job_id"                        \
+	" JOIN workers w ON w.id = $1"                                        \
+	" WHERE j.state IN ('queued', 'running') AND j.group_name = w.grp"    \
+	" AND (j.worker_id IS NULL OR j.worker_id = $1)"
+#define CLAIM_LOCK                                                            \
+	" ORDER BY t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED"                  \
+	" FOR NO KEY UPDATE OF j SKIP LOCKED"
+
 int store_tasks_claim(struct store_claim *out, PGconn *conn,
 		      long long worker_id, long long token_id, long long lease,
 		      unsigned lease_seconds)
@@ -306,28 +318,26 @@ int store_tasks_claim(struct store_claim *out, PGconn *conn,
 	if (token_id > 0)
 		params[2] = store_int_text(token, token_id);
 	store_int_text(lease_text, lease);
-	/* The oldest open task whose lease is free or lapsed, of a job of
-	 * the group bound to this worker or to none yet; a task or job
+	/* A task whose lease lapsed, else the oldest queued task, of a job
+	 * of the group bound to this worker or to none yet; a task or job
 	 * another claim (or an upload) holds locked right now is skipped,
 	 * not waited for.  Locking the job row too keeps two claimers from
-	 * binding one job each to itself. */
-	r = db_exec(conn,
-		    "WITH next AS ("
-		    " SELECT t.id FROM tasks t JOIN jobs j ON j.id = t.job_id"
-		    " JOIN workers w ON w.id = $1"
-		    " WHERE (t.state = 'queued' OR (t.state = 'running' AND"
-		    " t.lease_expires_at < now()))"
-		    " AND j.state IN ('queued', 'running')"
-		    " AND j.group_name = w.grp"
-		    " AND (j.worker_id IS NULL OR j.worker_id = $1)"
-		    " ORDER BY t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED"
-		    " FOR NO KEY UPDATE OF j SKIP LOCKED)"
-		    " UPDATE tasks t SET state = 'running', worker_id = $1,"
-		    " token_id = $3, lease = $4,"
-		    " lease_expires_at = now() + make_interval(secs => $2)"
-		    " FROM next WHERE t.id = next.id"
-		    " RETURNING t.id, t.lease, t.job_id",
-		    4, params);
+	 * binding one job each to itself.  The two are looked for apart so
+	 * that each walks an index of its own (sql/160_claim_queue.sql):
+	 * the queued tasks in id order, the running ones by expiry. */
+	r = db_exec_prepared(
+	    conn,
+	    "WITH lapsed AS (SELECT t.id" CLAIM_FROM " AND t.state = 'running'"
+	    " AND t.lease_expires_at < now()" CLAIM_LOCK "),"
+	    " queued AS (SELECT t.id" CLAIM_FROM " AND t.state = 'queued'"
+	    " AND NOT EXISTS (SELECT FROM lapsed)" CLAIM_LOCK ")"
+	    " UPDATE tasks t SET state = 'running', worker_id = $1,"
+	    " token_id = $3, lease = $4,"
+	    " lease_expires_at = now() + make_interval(secs => $2)"
+	    " FROM (SELECT id FROM lapsed UNION ALL"
+	    " SELECT id FROM queued) next WHERE t.id = next.id"
+	    " RETURNING t.id, t.lease, t.job_id",
+	    4, params);
 	if (r == NULL)
 		return -1;
 	if (PQntuples(r) == 0) {

@@ -137,11 +137,12 @@ int store_tokens_find(struct store_token *out, PGconn *conn,
 	const char *params[1] = {secret};
 
 	memset(out, 0, sizeof(*out));
-	return token_take(out, db_exec(conn,
-				       "SELECT " TOKEN_COLUMNS " FROM tokens"
-				       " WHERE token_hash = " TOKEN_HASH(
-					   "$1") " AND revoked_at IS NULL",
-				       1, params));
+	return token_take(
+	    out, db_exec_prepared(conn,
+				  "SELECT " TOKEN_COLUMNS " FROM tokens"
+				  " WHERE token_hash = " TOKEN_HASH(
+				      "$1") " AND revoked_at IS NULL",
+				  1, params));
 }
 
 void store_session_clear(struct store_session *session)

@@ -728,6 +728,37 @@ static void test_store_outcomes__set_list_names_and_log(void **state)
 	store_commit_log_clear(&log);
 }
 
+/* db_exec_prepared, which the claim's statements use: the statement is
+ * prepared on the connection once and run with each call's parameters,
+ * and a new session (after a reset or reconnection) prepares it again
+ * instead of naming a statement that session never saw. */
+static void
+test_db__prepared_statement_runs_again_in_a_new_session(void **state)
+{
+	static const char sql[] = "SELECT $1::int + 1";
+	const char *one[1] = {"1"}, *many[1] = {"41"};
+	PGresult *r;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 2; round++) {
+		r = db_exec_prepared(db_conn(), sql, 1, one);
+		assert_non_null(r);
+		assert_string_equal(PQgetvalue(r, 0, 0), "2");
+		PQclear(r);
+		r = db_exec_prepared(db_conn(), sql, 1, many);
+		assert_non_null(r);
+		assert_string_equal(PQgetvalue(r, 0, 0), "42");
+		PQclear(r);
+		assert_int_equal(
+		    sql_int("SELECT count(*) FROM pg_prepared_statements"
+			    " WHERE statement = 'SELECT $1::int + 1'",
+			    0, NULL),
+		    1);
+		db_disconnect();
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -748,6 +779,8 @@ int main(void)
 	    cmocka_unit_test(
 		test_store_tasks__migration_009_backfills_plans_and_parents),
 	    cmocka_unit_test(test_store_outcomes__set_list_names_and_log),
+	    cmocka_unit_test(
+		test_db__prepared_statement_runs_again_in_a_new_session),
 	};
 
 	return cmocka_run_group_tests(tests, fixture_setup, testdb_teardown);
