@@ -42,6 +42,8 @@ struct cli_options {
 	json_t *revisions; /* submit --revision: a compare job */
 	const char *webhook, *webhook_format; /* submit --webhook */
 	const char *fix;		      /* retest --fix */
+	const char *group; /* submit --group: machines other than the
+			    * testcase's */
 	bool wait, json, poll_given;
 	long long runs_min, runs_max; /* 0: the testcase's */
 	double poll_s;
@@ -54,7 +56,7 @@ static void usage(FILE *out)
 		"usage: statbisect submit --repo NAME --testcase NAME"
 		" --good REV --bad REV\n"
 		"                         [--notify ADDRESS]..."
-		" [--runs-min N] [--runs-max N]\n"
+		" [--runs-min N] [--runs-max N] [--group NAME]\n"
 		"                         [--webhook URL]"
 		" [--webhook-format statbisect|github-status]\n"
 		"                         [--wait] [--poll SECONDS]"
@@ -566,6 +568,11 @@ static int cmd_submit(struct remote *remote, const struct cli_options *o)
 	if (o->runs_max > 0)
 		json_object_set_new(body, "runs_max",
 				    json_integer(o->runs_max));
+	if (o->group != NULL &&
+	    json_object_set_new(body, "group", json_string(o->group)) < 0) {
+		json_decref(body);
+		return fail("--group must be UTF-8 text");
+	}
 	/* The webhook's secret comes from the environment, never the
 	 * command line, where ps shows it. */
 	if (o->webhook != NULL &&
@@ -730,7 +737,8 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 		OPT_REVISION,
 		OPT_FIX,
 		OPT_WEBHOOK,
-		OPT_WEBHOOK_FORMAT
+		OPT_WEBHOOK_FORMAT,
+		OPT_GROUP
 	};
 	static const struct option options[] = {
 	    {"repo", required_argument, NULL, OPT_REPO},
@@ -745,6 +753,7 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 	    {"poll", required_argument, NULL, OPT_POLL},
 	    {"runs-min", required_argument, NULL, OPT_RUNS_MIN},
 	    {"runs-max", required_argument, NULL, OPT_RUNS_MAX},
+	    {"group", required_argument, NULL, OPT_GROUP},
 	    {"revision", required_argument, NULL, OPT_REVISION},
 	    {"fix", required_argument, NULL, OPT_FIX},
 	    {"webhook", required_argument, NULL, OPT_WEBHOOK},
@@ -804,6 +813,9 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 			break;
 		case OPT_TOKEN:
 			o->token = optarg;
+			break;
+		case OPT_GROUP:
+			o->group = optarg;
 			break;
 		case OPT_POLL:
 			if (!parse_seconds(optarg, &o->poll_s))
@@ -880,10 +892,10 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 		if (o->repo != NULL || o->testcase != NULL ||
 		    o->good != NULL || o->bad != NULL ||
 		    json_array_size(o->notify) > 0 || o->runs_min > 0 ||
-		    o->runs_max > 0)
+		    o->runs_max > 0 || o->group != NULL)
 			return fail("--repo, --testcase, --good, --bad, "
-				    "--notify, --runs-min and --runs-max are "
-				    "for submit only");
+				    "--notify, --runs-min, --runs-max and "
+				    "--group are for submit only");
 		if (optind + 1 != argc)
 			return fail("%s takes one job id", o->command);
 		if (id_parse(&o->job_id, argv[optind]) < 0)

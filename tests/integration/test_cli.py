@@ -247,14 +247,17 @@ def missing_or_bad_token_and_bad_usage_exit_2(env):
               "statbisect: --poll takes seconds from 0.1 to 3600, not '0'\n"),
              (["status", "1", "--poll", "2"], "statbisect: --poll needs --wait\n"),
              (["status", "1", "--repo", "x"],
-              "statbisect: --repo, --testcase, --good, --bad, --notify, --runs-min and "
-              "--runs-max are for submit only\n"),
+              "statbisect: --repo, --testcase, --good, --bad, --notify, --runs-min, "
+              "--runs-max and --group are for submit only\n"),
              (["status", "1", "--runs-max", "5"],
-              "statbisect: --repo, --testcase, --good, --bad, --notify, --runs-min and "
-              "--runs-max are for submit only\n"),
+              "statbisect: --repo, --testcase, --good, --bad, --notify, --runs-min, "
+              "--runs-max and --group are for submit only\n"),
              (submit[:-2], "statbisect: submit needs --repo, --testcase, --good and --bad\n"),
              (submit + ["extra"], "statbisect: submit takes no argument 'extra'\n"),
              (submit + ["--frob"], "statbisect: unknown option '--frob' (see --help)\n"),
+             (["status", "1", "--group", "b"],
+              "statbisect: --repo, --testcase, --good, --bad, --notify, --runs-min, "
+              "--runs-max and --group are for submit only\n"),
              (["status", "1", "--server"], "statbisect: --server needs a value "
                                            "(see --help)\n")]
     for args, message in usage:
@@ -268,6 +271,29 @@ def missing_or_bad_token_and_bad_usage_exit_2(env):
     eq((code, err), (0, ""), "--help")
     check(out.startswith("usage: statbisect submit") and "STATBISECT_TOKEN" in out,
           "--help text: %r" % out)
+
+
+@test
+def submit_names_the_machine_group(env):
+    m = made(env)
+    svc, flat = env.svc, m["flat_shas"]
+    code, out, err = cli(svc, "submit", "--repo", P + "flat", "--testcase", P + "flat-tc",
+                         "--good", flat[0], "--bad", flat[-1], "--group", "nowhere-yet")
+    submitted = re.match(r"job (\d+) submitted", err)
+    check(code == 0 and submitted, "submit --group: %d %r" % (code, err))
+    job = int(submitted.group(1))
+    try:
+        eq(svc.api.ok("GET", "/api/v1/jobs/%d" % job,
+                      token=svc.read_token)["group"], "nowhere-yet", "the job's group")
+    finally:
+        svc.api.ok("DELETE", "/api/v1/jobs/%d" % job)
+    # A name the server refuses: its message, nothing queued.
+    before = svc.api.ok("GET", "/api/v1/jobs", token=svc.read_token)["total"]
+    code, out, err = cli(svc, "submit", "--repo", P + "flat", "--testcase", P + "flat-tc",
+                         "--good", flat[0], "--bad", flat[-1], "--group", "a\tb")
+    check(code != 0 and "group" in err, "a bad group refused: %d %r" % (code, err))
+    eq(svc.api.ok("GET", "/api/v1/jobs", token=svc.read_token)["total"], before,
+       "jobs after the refused submission")
 
 
 NUMBER = re.compile(r'(?<![\w."])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w"])')
