@@ -158,42 +158,89 @@ static int machines_alone(struct sim_outcome *out, struct sim_trial *t,
 	return error;
 }
 
-/*
- * The next commit for an idle machine: the middle buildable commit of
- * the widest gap (in buildable commits) between lo, the commits under
- * test inside (lo, hi), and hi.  SIZE_MAX when every commit inside is
- * under test or tested.
- */
-static size_t next_commit(const struct sim_trial *t, const size_t *task,
-			  size_t lo, size_t hi)
+/* Whether commit i is under test on some machine. */
+static bool under_test(const struct sim_trial *t, const size_t *task, size_t i)
 {
-	size_t from = lo, best_from = lo, best_width = 0, width = 0, i, m;
-	size_t seen = 0;
+	size_t m;
 
-	for (i = lo + 1; i <= hi; i++) {
-		bool busy = i == hi;
+	for (m = 0; m < t->machine_count; m++)
+		if (task[m] == i)
+			return true;
+	return false;
+}
 
-		for (m = 0; m < t->machine_count && !busy; m++)
-			busy = task[m] == i;
-		if (busy) {
-			if (width > best_width) {
-				best_width = width;
-				best_from = from;
-			}
-			from = i;
-			width = 0;
+/*
+ * The commits for `want` free machines (a k-section): the commits under
+ * test cut (lo, hi) into gaps; each new commit goes to the gap whose
+ * parts would be widest (in buildable commits), and a gap's new commits
+ * split it evenly.  Fills points[] oldest first; returns how many (fewer
+ * when the gaps have no more commits).
+ */
+static size_t next_commits(size_t *points, const struct sim_trial *t,
+			   const size_t *task, size_t lo, size_t hi,
+			   size_t want)
+{
+	size_t from[SIM_MACHINES_MAX + 1], width[SIM_MACHINES_MAX + 1];
+	size_t parts[SIM_MACHINES_MAX + 1], gaps = 0, i, g, j, used = 0;
+
+	from[0] = lo;
+	width[0] = 0;
+	for (i = lo + 1; i < hi; i++) {
+		if (under_test(t, task, i)) {
+			from[++gaps] = i;
+			width[gaps] = 0;
 		} else if (!t->dag.build_failed[i]) {
-			width++;
+			width[gaps]++;
 		}
 	}
-	if (best_width == 0)
-		return SIZE_MAX;
-	for (i = best_from + 1;; i++) {
-		if (t->dag.build_failed[i])
-			continue;
-		if (seen++ == (best_width - 1) / 2)
-			return i;
+	gaps++;
+	for (g = 0; g < gaps; g++)
+		parts[g] = 0;
+	for (j = 0; j < want; j++) {
+		size_t best = SIZE_MAX;
+
+		for (g = 0; g < gaps; g++)
+			if (width[g] > parts[g] &&
+			    (best == SIZE_MAX ||
+			     width[g] * (parts[best] + 1) >
+				 width[best] * (parts[g] + 1)))
+				best = g;
+		if (best == SIZE_MAX)
+			break;
+		parts[best]++;
 	}
+	for (g = 0; g < gaps; g++) {
+		size_t seen = 0, k = 1;
+
+		for (i = from[g] + 1; k <= parts[g]; i++) {
+			if (t->dag.build_failed[i] || under_test(t, task, i))
+				continue;
+			/* the k-th of parts[g] evenly spread commits */
+			if (seen++ ==
+			    k * (width[g] + 1) / (parts[g] + 1) - 1) {
+				points[used++] = i;
+				k++;
+			}
+		}
+	}
+	return used;
+}
+
+/* Whether the search is over: no buildable commit inside (lo, hi) is
+ * untested, and none is under test. */
+static bool search_closed(const struct sim_trial *t, const size_t *task,
+			  size_t lo, size_t hi)
+{
+	size_t m;
+
+	size_t point;
+
+	if (next_commits(&point, t, task, lo, hi, 1) > 0)
+		return false;
+	for (m = 0; m < t->machine_count; m++)
+		if (task[m] > lo && task[m] < hi)
+			return false;
+	return true;
 }
 
 /*
@@ -223,21 +270,6 @@ static enum bisect_class machine_test(struct sim_trial *t, size_t m,
 	}
 }
 
-/* Whether the search is over: no buildable commit inside (lo, hi) is
- * untested, and none is under test. */
-static bool search_closed(const struct sim_trial *t, const size_t *task,
-			  size_t lo, size_t hi)
-{
-	size_t m;
-
-	if (next_commit(t, task, lo, hi) != SIZE_MAX)
-		return false;
-	for (m = 0; m < t->machine_count; m++)
-		if (task[m] > lo && task[m] < hi)
-			return false;
-	return true;
-}
-
 /*
  * Phase 1 (when `endpoints`) and 2 as events: each machine measures its
  * endpoints, then is given a commit whenever it is free; an answer
@@ -253,7 +285,9 @@ static bool machines_search(struct sim_trial *t, size_t *lo, size_t *hi,
 			    bool endpoints, double *now,
 			    const struct bisect_options *opts)
 {
-	size_t count = t->dag.count, task[SIM_MACHINES_MAX], m, best, x;
+	size_t count = t->dag.count, task[SIM_MACHINES_MAX], m, best, j;
+	size_t points[SIM_MACHINES_MAX], free_machines[SIM_MACHINES_MAX];
+	size_t free_count;
 	size_t ends[2] = {0, count - 1}, view[3] = {0, 0, count - 1};
 	enum bisect_class classes[VIEW_COMMITS_MAX];
 	enum bisect_class answer[SIM_MACHINES_MAX];
@@ -272,15 +306,18 @@ static bool machines_search(struct sim_trial *t, size_t *lo, size_t *hi,
 	}
 	for (;;) {
 		/* every free machine gets a commit */
-		for (m = 0; m < t->machine_count; m++) {
-			if (measuring[m] || task[m] != SIZE_MAX ||
-			    (x = next_commit(t, task, *lo, *hi)) == SIZE_MAX)
-				continue;
+		for (m = 0, free_count = 0; m < t->machine_count; m++)
+			if (!measuring[m] && task[m] == SIZE_MAX)
+				free_machines[free_count++] = m;
+		free_count =
+		    next_commits(points, t, task, *lo, *hi, free_count);
+		for (j = 0; j < free_count; j++) {
+			m = free_machines[j];
 			if (t->machines[m].clock < *now)
 				t->machines[m].clock = *now;
-			task[m] = x;
-			tester[x] = m;
-			view[1] = x;
+			task[m] = points[j];
+			tester[points[j]] = m;
+			view[1] = points[j];
 			answer[m] = machine_test(t, m, view, opts);
 		}
 		if (search_closed(t, task, *lo, *hi))
