@@ -19,6 +19,10 @@
  * matches when its ambiguous set contains the change), or with effect 0
  * when no culprit is named.  false_alarm: a culprit named with effect 0.
  * inconclusive: the engine's verdict (the baselines never give it).
+ *
+ * --machines K (with --machine-offset, --run-seconds, --build-seconds;
+ * any of them adds the wall-clock fields) runs the engine on K machines
+ * at once (machines.c) and reports the wall clock to the verdict.
  */
 #include <getopt.h>
 #include <jansson.h>
