@@ -7,7 +7,8 @@
 #
 # Environment: SIM (default bin/statbisect-sim), TRIALS (200), COMMITS
 # (1024), SEED (1), OUT (build/sim-machines, one JSON per cell), JOBS (2),
-# EXTRA (more options for every run, e.g. "--build-seconds 1200").
+# EXTRA (more options for every run, e.g. "--build-seconds 1200");
+# RENDER_ONLY=1 prints the table again from the JSON in $OUT.
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -46,15 +47,15 @@ cells() {
 file() { echo "$OUT/$(echo "$1" | tr -c 'a-z0-9\n' '-')-k$2.json"; }
 
 export SIM TRIALS COMMITS SEED OUT EXTRA
-cells | while IFS='|' read -r name k opts; do
+[ -n "${RENDER_ONLY:-}" ] || cells | while IFS='|' read -r name k opts; do
 	echo "$(file "$name" "$k")|$k|$opts"
 done | xargs -P "$JOBS" -d '\n' -n 1 sh -c '
 	f=${0%%|*}; rest=${0#*|}; k=${rest%%|*}; opts=${rest#*|}
 	$SIM --commits $COMMITS --trials $TRIALS --seed $SEED --json \
 		--strategy engine --machines $k $EXTRA $opts > "$f"'
 
-echo "| range | machines | wall mean (s) | vs 1 machine | wall p95 (s) | accuracy | wrong verdicts | inconclusive | runs |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| range | machines | wall mean (s) | vs 1 machine | wall median (s) | vs 1 machine | wall p95 (s) | accuracy | wrong verdicts | inconclusive | runs |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 scenarios | while IFS='|' read -r name opts; do
 	one=$(file "$name" 1)
 	for k in 1 2 4; do
@@ -63,8 +64,10 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 one = json.load(open(sys.argv[2]))
 ratio = d["wall_seconds_mean"] / one["wall_seconds_mean"]
+median = d["wall_seconds_median"] / one["wall_seconds_median"]
 print(f"| {sys.argv[3]} | {d['machines']} | {d['wall_seconds_mean']:.0f} "
-      f"| {ratio:.2f}x | {d['wall_seconds_p95']:.0f} | {d['accuracy']:.3f} "
+      f"| {ratio:.2f}x | {d['wall_seconds_median']:.0f} | {median:.2f}x "
+      f"| {d['wall_seconds_p95']:.0f} | {d['accuracy']:.3f} "
       f"| {d['wrong_verdicts']:.3f} | {d['inconclusive']:.3f} "
       f"| {d['runs_mean']:.0f} |")
 PY
