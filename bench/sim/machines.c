@@ -1,28 +1,32 @@
 /*
  * The engine on several machines at once (--machines K), a k-section
- * search in which no comparison ever mixes two machines' runs:
+ * search in which no comparison ever mixes two machines' runs
+ * (docs/BISECTION.md, "Several machines per job"):
  *
  *  1. Endpoints: every machine measures `good` and `bad` on itself, the
  *     production engine deciding on that machine's runs alone (a range of
  *     the two commits, run until it wants to confirm `bad`: different).
- *     Unless every machine finds them different, machine 0 goes on alone
- *     with the whole range, as one machine would.
- *  2. Rounds: the buildable commits strictly inside the current range
- *     (lo, hi) are split into K + 1 equal parts; machine j tests the j-th
- *     split commit x against its own endpoint runs: the engine on the
- *     range good, x, bad of that machine's runs, until it classifies x.
- *     The round ends when every machine has answered; the range becomes
- *     (newest good-like x, oldest bad-like x).
- *  3. Confirmation: the machine that tested hi (machine 0 when hi is
- *     `bad`) runs the engine on good, lo, hi, bad: it measures lo, names
- *     hi and confirms it against lo on fresh runs, as on one machine.
+ *     A machine that does not find them different hands the job to
+ *     machine 0, alone with the whole range, as one machine would.
+ *  2. Search: a free machine is given a commit of the current range
+ *     (lo, hi): the commits under test cut it into gaps and the free
+ *     machines split the widest evenly (K free at once: K + 1 parts).  It
+ *     tests the commit against its own endpoint runs (the engine on the
+ *     range good, x, bad of that machine's runs, until it classifies x);
+ *     each answer narrows the range when its machine is done.  Machines
+ *     do not wait for each other; an answer about a commit the range has
+ *     left is not needed.
+ *  3. Confirmation: a machine that tested lo or hi runs the engine on
+ *     good, lo, hi, bad: it measures the other, names hi and confirms it
+ *     against lo on fresh runs, as on one machine.  When it puts hi or lo
+ *     at the other level instead, the search goes on past it.
  *
- * Anything the rounds cannot settle (a commit at a third level, answers
- * out of order, an undecided commit, a DAG with merges, a confirmation
- * that names another commit) hands the job to machine 0, which runs the
- * production engine over the whole range from the runs it has: slower,
- * never less sound.  Machines wait for each other at the end of each phase
- * and round; the wall clock is the last machine's.
+ * Anything the search cannot settle (a third level that both its parts
+ * confirm, answers out of order, an undecided commit, a DAG with merges,
+ * a confirmation that names nothing of the four) hands the job to
+ * machine 0, which runs the production engine over the whole range from
+ * the runs it has: slower, never less sound.  The wall clock is when the
+ * verdict was known (t->wall).
  */
 #include <stdint.h>
 #include <stdlib.h>
