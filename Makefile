@@ -39,7 +39,7 @@ PROGRAMS := $(BIN)/statbisect-server $(BIN)/statbisect-worker \
             $(BIN)/statbisect-sim \
             $(if $(wildcard cli/main.c),$(BIN)/statbisect)
 
-.PHONY: all check limits unit integration contract run demo deps clean bench \
+.PHONY: all check limits simcheck unit integration contract run demo deps clean bench \
         check-asan check-all check-sanitize format format-check compare \
         compare-self fuzz faults sqlplace install
 
@@ -111,6 +111,11 @@ sqlplace:
 	/usr/bin/python3 tests/lint/test_sqlplace.py
 	/usr/bin/python3 tests/lint/sqlplace.py
 
+# The simulator on several machines per job (tests/sim/test_machines.py):
+# one machine's output unchanged, four find the culprit sooner.
+simcheck: $(BIN)/statbisect-sim
+	/usr/bin/python3 tests/sim/test_machines.py $(BIN)/statbisect-sim
+
 compare-self: all
 	bash tests/compare/run.sh --trees . .
 
@@ -136,6 +141,7 @@ check-all: deps
 	bash scripts/run-unit $(UNIT_TESTS)
 	$(MAKE) limits
 	$(MAKE) sqlplace
+	$(MAKE) simcheck
 	/usr/bin/python3 tests/integration/run.py
 	/usr/bin/python3 tests/faults/run.py
 	@if [ -f tests/browser/run.sh ]; then bash tests/browser/run.sh; fi

@@ -19,6 +19,10 @@
  * matches when its ambiguous set contains the change), or with effect 0
  * when no culprit is named.  false_alarm: a culprit named with effect 0.
  * inconclusive: the engine's verdict (the baselines never give it).
+ *
+ * --machines K (with --machine-offset, --run-seconds, --build-seconds;
+ * any of them adds the wall-clock fields) runs the engine on K machines
+ * at once (machines.c) and reports the wall clock to the verdict.
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -41,7 +45,11 @@ struct totals {
 	size_t skipped_culprit, wrong_direction, failed, bad_requests;
 	size_t unbacked; /* change verdicts without a confirmed culprit */
 	size_t over_runs_max;
+	size_t wrong_verdict; /* a change verdict that is not right */
 	size_t runs_max_seen, tested;
+	double *wall; /* per trial, seconds, when cfg->clock */
+	size_t wall_trials;
+	double wall_sum;
 	size_t *runs; /* per trial */
 	double runs_sum;
 	/* where the runs went: the endpoints' search runs, the other
@@ -76,10 +84,39 @@ static unsigned long trial_seed(unsigned long seed, size_t trial,
 					 ((uint64_t)trial << 2 | stream));
 }
 
+/* Frees machines 1.. of the trial (machine 0's runs are the trial's). */
+static void machines_free(struct sim_trial *t)
+{
+	size_t m, i;
+
+	for (m = 0; t->machines != NULL && m < t->machine_count; m++) {
+		struct sim_machine *mc = &t->machines[m];
+
+		for (i = 0; m > 0 && i < t->dag.count; i++) {
+			if (mc->search != NULL) {
+				free(mc->search[i].values);
+				free(mc->search[i].order);
+			}
+			if (mc->confirm != NULL) {
+				free(mc->confirm[i].values);
+				free(mc->confirm[i].order);
+			}
+		}
+		if (m > 0) {
+			free(mc->search);
+			free(mc->confirm);
+		}
+		free(mc->built);
+	}
+	free(t->machines);
+	t->machines = NULL;
+}
+
 static void trial_free(struct sim_trial *t)
 {
 	size_t i;
 
+	machines_free(t);
 	if (t->search != NULL)
 		for (i = 0; i < t->dag.count; i++) {
 			free(t->search[i].values);
@@ -97,6 +134,48 @@ static void trial_free(struct sim_trial *t)
 	dag_free(&t->dag);
 }
 
+/*
+ * The trial's machines (--machines and friends): machine 0 runs into the
+ * trial's own series with the trial's noise; each other machine has its
+ * own series, its own noise state (its own drift phase, drawn from
+ * `setup`, and run counter) and a level offset uniform in
+ * +-machine_offset_pct percent.  Drawn from its own generator, so one
+ * machine's trial is the trial without machines.
+ */
+static int machines_init(struct sim_trial *t, const struct sim_config *cfg,
+			 gsl_rng *setup)
+{
+	size_t count = t->dag.count, m;
+
+	t->machines = calloc(cfg->machines, sizeof(*t->machines));
+	if (t->machines == NULL)
+		return -2;
+	t->machine_count = cfg->machines;
+	for (m = 0; m < cfg->machines; m++) {
+		struct sim_machine *mc = &t->machines[m];
+
+		mc->factor = 1;
+		mc->built = calloc(count, sizeof(bool));
+		if (mc->built == NULL)
+			return -2;
+		if (m == 0) {
+			mc->search = t->search;
+			mc->confirm = t->confirm;
+			continue;
+		}
+		mc->search = calloc(count, sizeof(struct sim_series));
+		mc->confirm = calloc(count, sizeof(struct sim_series));
+		if (mc->search == NULL || mc->confirm == NULL)
+			return -2;
+		mc->noise = t->noise;
+		mc->noise.runs = 0;
+		mc->noise.drift_phase = 2 * M_PI * gsl_rng_uniform(setup);
+		mc->factor = 1 + cfg->machine_offset_pct / 100 *
+				     (2 * gsl_rng_uniform(setup) - 1);
+	}
+	return 0;
+}
+
 static int compare_size(const void *a, const void *b)
 {
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -107,7 +186,7 @@ static int compare_size(const void *a, const void *b)
 /* Makes a trial into *t: its range, changes, failed builds and drift
  * phase drawn from `setup`; its runs will be drawn from `runs`. */
 static int trial_init(struct sim_trial *t, const struct sim_config *cfg,
-		      gsl_rng *setup, gsl_rng *runs)
+		      gsl_rng *setup, gsl_rng *runs, gsl_rng *machine_setup)
 {
 	size_t count = cfg->commits + 1, i, k, planted[SIM_CULPRITS_MAX];
 	double step = cfg->effect * SIM_SD;
@@ -171,6 +250,8 @@ static int trial_init(struct sim_trial *t, const struct sim_config *cfg,
 		t->level[i] = SIM_BASE_LEVEL +
 			      (cfg->higher_is_better ? -step : step) * moved;
 	}
+	if (cfg->clock && (error = machines_init(t, cfg, machine_setup)) < 0)
+		goto fail;
 	return 0;
 fail:
 	trial_free(t);
@@ -235,9 +316,10 @@ static void score(struct totals *tot, const struct sim_trial *t,
 		tot->cal_confidence[bin] += cu->confidence;
 	}
 	if (t->change_count == 0) {
-		if (out->verdict == SIM_CHANGE || out->culprit_count > 0)
+		if (out->verdict == SIM_CHANGE || out->culprit_count > 0) {
 			tot->false_alarm++;
-		else if (out->verdict == SIM_NO_CHANGE)
+			tot->wrong_verdict++;
+		} else if (out->verdict == SIM_NO_CHANGE)
 			tot->correct++;
 		return;
 	}
@@ -254,15 +336,18 @@ static void score(struct totals *tot, const struct sim_trial *t,
 		all = all && found;
 	}
 	tot->all_found += all;
-	tot->correct += all && out->verdict == SIM_CHANGE &&
-			!out->wrong_direction &&
-			out->culprit_count == t->change_count;
+	all = all && out->verdict == SIM_CHANGE && !out->wrong_direction &&
+	      out->culprit_count == t->change_count;
+	tot->correct += all;
+	tot->wrong_verdict += !all && out->verdict == SIM_CHANGE;
 }
 
 static int run_strategy(struct sim_outcome *out, struct sim_trial *t)
 {
 	switch (t->config->strategy) {
 	case SIM_ENGINE:
+		if (t->machines != NULL)
+			return sim_engine_machines(out, t);
 		return sim_engine(out, t);
 	case SIM_GIT_BISECT:
 		return sim_git_bisect(out, t);
@@ -276,10 +361,54 @@ static int run_strategy(struct sim_outcome *out, struct sim_trial *t)
 	return -1;
 }
 
+/*
+ * Adds the runs of machines 1.. to the totals, as run_trials counts
+ * machine 0's, and the trial's wall clock (the last machine's); returns
+ * their runs and adds the commits they tested to *tested.
+ */
+static size_t machines_count(struct totals *tot, const struct sim_trial *t,
+			     size_t *tested)
+{
+	size_t m, i, total = 0, trial = (size_t)(tot->wall_trials++);
+	double wall = 0;
+
+	for (m = 0; t->machines != NULL && m < t->machine_count; m++) {
+		const struct sim_machine *mc = &t->machines[m];
+
+		if (mc->clock > wall)
+			wall = mc->clock;
+		for (i = 0; m > 0 && i < t->dag.count; i++) {
+			total += mc->search[i].count + mc->confirm[i].count;
+			tot->confirm_runs += (double)mc->confirm[i].count;
+			if (i == 0 || i + 1 == t->dag.count) {
+				tot->endpoint_runs +=
+				    (double)mc->search[i].count;
+			} else {
+				tot->step_runs += (double)mc->search[i].count;
+				*tested += mc->search[i].count > 0 &&
+					   t->search[i].count == 0;
+			}
+		}
+	}
+	if (t->wall > 0)
+		wall = t->wall;
+	tot->wall[trial] = wall;
+	tot->wall_sum += wall;
+	return total;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static int run_trials(struct totals *tot, const struct sim_config *cfg)
 {
 	gsl_rng *setup = gsl_rng_alloc(gsl_rng_mt19937);
 	gsl_rng *runs = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng *machine_setup = gsl_rng_alloc(gsl_rng_mt19937);
 	struct sim_outcome out;
 	struct sim_trial t;
 	size_t trial, i, total, tested;
@@ -287,7 +416,9 @@ static int run_trials(struct totals *tot, const struct sim_config *cfg)
 
 	memset(&out, 0, sizeof(out));
 	tot->runs = calloc(cfg->trials, sizeof(size_t));
-	if (setup == NULL || runs == NULL || tot->runs == NULL)
+	tot->wall = calloc(cfg->trials, sizeof(double));
+	if (setup == NULL || runs == NULL || machine_setup == NULL ||
+	    tot->runs == NULL || tot->wall == NULL)
 		goto done;
 	for (trial = 0; trial < cfg->trials; trial++) {
 		size_t *amb = out.ambiguous,
@@ -297,7 +428,9 @@ static int run_trials(struct totals *tot, const struct sim_config *cfg)
 
 		gsl_rng_set(setup, trial_seed(cfg->seed, number, 0));
 		gsl_rng_set(runs, trial_seed(cfg->seed, number, 1));
-		if ((error = trial_init(&t, cfg, setup, runs)) < 0)
+		gsl_rng_set(machine_setup, trial_seed(cfg->seed, number, 2));
+		if ((error = trial_init(&t, cfg, setup, runs, machine_setup)) <
+		    0)
 			goto done;
 		memset(&out, 0, sizeof(out));
 		out.ambiguous = amb; /* reused between trials */
@@ -324,6 +457,7 @@ static int run_trials(struct totals *tot, const struct sim_config *cfg)
 				tested += t.search[i].count > 0;
 			}
 		}
+		total += machines_count(tot, &t, &tested);
 		tot->runs[trial] = total;
 		tot->runs_sum += (double)total;
 		tot->tested += tested;
@@ -334,7 +468,31 @@ done:
 	free(out.ambiguous);
 	gsl_rng_free(setup);
 	gsl_rng_free(runs);
+	gsl_rng_free(machine_setup);
 	return error;
+}
+
+/* The wall-clock fields (--machines and friends). */
+static void print_clock(json_t *o, const struct sim_config *cfg,
+			struct totals *tot)
+{
+	double n = (double)cfg->trials;
+
+	qsort(tot->wall, cfg->trials, sizeof(double), compare_double);
+	json_object_set_new(o, "machines",
+			    json_integer((json_int_t)cfg->machines));
+	json_object_set_new(o, "machine_offset_pct",
+			    json_real(cfg->machine_offset_pct));
+	json_object_set_new(o, "run_seconds", json_real(cfg->run_seconds));
+	json_object_set_new(o, "build_seconds", json_real(cfg->build_seconds));
+	json_object_set_new(o, "wall_seconds_mean",
+			    json_real(tot->wall_sum / n));
+	json_object_set_new(o, "wall_seconds_median",
+			    json_real(tot->wall[(size_t)ceil(0.5 * n) - 1]));
+	json_object_set_new(o, "wall_seconds_p95",
+			    json_real(tot->wall[(size_t)ceil(0.95 * n) - 1]));
+	json_object_set_new(o, "wrong_verdicts",
+			    json_real((double)tot->wrong_verdict / n));
 }
 
 static int print_json(const struct sim_config *cfg, struct totals *tot)
@@ -411,6 +569,8 @@ static int print_json(const struct sim_config *cfg, struct totals *tot)
 	if (cfg->opposite)
 		json_object_set_new(o, "opposite_ratio",
 				    json_real(cfg->opposite_ratio));
+	if (cfg->clock)
+		print_clock(o, cfg, tot);
 	json_object_set_new(o, "unbacked_verdicts",
 			    json_integer((json_int_t)tot->unbacked));
 	json_object_set_new(o, "failed",
@@ -470,6 +630,8 @@ static void usage(FILE *out)
 	    "         [--min-change PCT] [--runs-max N]"
 	    " [--higher-is-better 0|1]\n"
 	    "         [--lkp-runs N] [--json] [--trace [--only-trial K]]\n"
+	    "         [--machines K] [--machine-offset PCT]"
+	    " [--run-seconds S] [--build-seconds S]\n"
 	    "       statbisect-sim --pinpoint-table\n",
 	    out);
 }
@@ -535,6 +697,10 @@ static int parse_options(struct sim_config *cfg, bool *table, int argc,
 	    {"trace", no_argument, NULL, 'x'},
 	    {"only-trial", required_argument, NULL, 'O'},
 	    {"pinpoint-table", no_argument, NULL, 'P'},
+	    {"machines", required_argument, NULL, 'K'},
+	    {"machine-offset", required_argument, NULL, 'F'},
+	    {"run-seconds", required_argument, NULL, 'U'},
+	    {"build-seconds", required_argument, NULL, 'B'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -614,6 +780,28 @@ static int parse_options(struct sim_config *cfg, bool *table, int argc,
 			*table = true;
 			bad = 0;
 			break;
+		case 'K':
+			bad = parse_size(&cfg->machines, optarg) ||
+			      cfg->machines < 1 ||
+			      cfg->machines > SIM_MACHINES_MAX;
+			cfg->clock = true;
+			break;
+		case 'F':
+			bad = parse_double(&cfg->machine_offset_pct, optarg) ||
+			      cfg->machine_offset_pct < 0 ||
+			      cfg->machine_offset_pct >= 50;
+			cfg->clock = true;
+			break;
+		case 'U':
+			bad = parse_double(&cfg->run_seconds, optarg) ||
+			      cfg->run_seconds < 0;
+			cfg->clock = true;
+			break;
+		case 'B':
+			bad = parse_double(&cfg->build_seconds, optarg) ||
+			      cfg->build_seconds < 0;
+			cfg->clock = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -644,6 +832,12 @@ static int parse_options(struct sim_config *cfg, bool *table, int argc,
 		    stderr);
 		return -1;
 	}
+	if (cfg->machines > 1 && cfg->strategy != SIM_ENGINE) {
+		fputs("statbisect-sim: --machines above 1 is for --strategy "
+		      "engine (the baselines run on one machine)\n",
+		      stderr);
+		return -1;
+	}
 	if (cfg->opposite && cfg->strategy != SIM_ENGINE) {
 		fputs("statbisect-sim: --opposite is for --strategy engine "
 		      "(the baselines assume changes in one direction)\n",
@@ -669,6 +863,10 @@ int main(int argc, char **argv)
 	    .higher_is_better = true,
 	    .lkp_runs = 5,
 	    .opposite_ratio = 1.0,
+	    .machines = 1,
+	    .machine_offset_pct = 3,
+	    .run_seconds = 60,
+	    .build_seconds = 300,
 	};
 	struct totals tot;
 	bool table = false;
@@ -686,6 +884,7 @@ int main(int argc, char **argv)
 	if (error == 0)
 		error = print_json(&cfg, &tot);
 	free(tot.runs);
+	free(tot.wall);
 	sim_pinpoint_cleanup();
 	if (error < 0) {
 		fputs("statbisect-sim: out of memory\n", stderr);

@@ -29,6 +29,7 @@
 #define SIM_BASE_LEVEL 1000.0
 #define SIM_SD 10.0
 #define SIM_CULPRITS_MAX 64
+#define SIM_MACHINES_MAX 16
 
 enum sim_strategy {
 	SIM_ENGINE = 0,
@@ -64,6 +65,16 @@ struct sim_config {
 	 * tested in the trace */
 	bool trace_commits;
 	size_t only_trial;
+	/* Several machines per job (machines.c): how many, each one's
+	 * level offset (machine 0 none, the others uniform in
+	 * +-machine_offset_pct percent, per trial), and the wall clock:
+	 * a run costs run_seconds, a commit's first run on a machine
+	 * build_seconds more.  `clock`: any of these was given, so the
+	 * output has the wall-clock fields. */
+	size_t machines;
+	double machine_offset_pct;
+	double run_seconds, build_seconds;
+	bool clock;
 };
 
 struct sim_series {
@@ -72,8 +83,23 @@ struct sim_series {
 	size_t count, capacity;
 };
 
+/* One machine of a job (machines.c).  Machine 0's runs are the trial's
+ * own (search, confirm, noise); the others have their own. */
+struct sim_machine {
+	struct sim_series *search, *confirm; /* per commit */
+	struct noise noise;		     /* machines 1.. only */
+	double factor;			     /* 1 + its level offset */
+	double clock;			     /* seconds busy or waiting */
+	bool *built;			     /* per commit */
+};
+
 struct sim_trial {
 	const struct sim_config *config;
+	/* --machines and friends given: machine_count machines, wall
+	 * clock kept; else NULL and 0 */
+	struct sim_machine *machines;
+	size_t machine_count;
+	double wall;	/* when the verdict was known; 0: the last clock */
 	struct dag dag; /* indexed: ancestor sets are there */
 	size_t changes[SIM_CULPRITS_MAX]; /* the true culprits, ascending;
 					     none when the effect is 0 */
@@ -124,6 +150,14 @@ struct sim_outcome {
  */
 double sim_run(struct sim_trial *trial, size_t commit, bool confirm);
 
+/*
+ * One run of `commit` on machine `machine` (0 is sim_run's), which
+ * advances that machine's clock by a run, and by a build when it is the
+ * commit's first run there.  Returns the value.
+ */
+double sim_machine_run(struct sim_trial *trial, size_t machine, size_t commit,
+		       bool confirm);
+
 /* Names `commit` as a culprit; the ambiguous set, when count > 1, is
  * copied. Returns 0, or -2 when out of memory. */
 int sim_outcome_add(struct sim_outcome *out, size_t commit,
@@ -164,6 +198,8 @@ int sim_engine(struct sim_outcome *out, struct sim_trial *trial);
 int sim_git_bisect(struct sim_outcome *out, struct sim_trial *trial);
 int sim_lkp(struct sim_outcome *out, struct sim_trial *trial);
 int sim_oracle(struct sim_outcome *out, struct sim_trial *trial);
+/* The engine on trial->machine_count machines at once (machines.c). */
+int sim_engine_machines(struct sim_outcome *out, struct sim_trial *trial);
 int sim_pinpoint(struct sim_outcome *out, struct sim_trial *trial);
 
 /* Frees the lazily generated Pinpoint threshold table. */

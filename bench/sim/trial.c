@@ -13,12 +13,8 @@ static void out_of_memory(void)
 	exit(1);
 }
 
-double sim_run(struct sim_trial *trial, size_t commit, bool confirm)
+static void series_grow(struct sim_series *s)
 {
-	struct sim_series *s =
-	    confirm ? &trial->confirm[commit] : &trial->search[commit];
-	double v;
-
 	if (s->count == s->capacity) {
 		size_t capacity = s->capacity ? 2 * s->capacity : 16;
 		double *values = realloc(s->values, capacity * sizeof(double));
@@ -33,9 +29,50 @@ double sim_run(struct sim_trial *trial, size_t commit, bool confirm)
 		s->order = order;
 		s->capacity = capacity;
 	}
+}
+
+/* Machine `m`'s clock: a run, and a build before a commit's first. */
+static void machine_tick(struct sim_trial *trial, size_t m, size_t commit)
+{
+	struct sim_machine *mc = &trial->machines[m];
+
+	if (!mc->built[commit]) {
+		mc->built[commit] = true;
+		mc->clock += trial->config->build_seconds;
+	}
+	mc->clock += trial->config->run_seconds;
+}
+
+double sim_run(struct sim_trial *trial, size_t commit, bool confirm)
+{
+	struct sim_series *s =
+	    confirm ? &trial->confirm[commit] : &trial->search[commit];
+	double v;
+
+	series_grow(s);
+	if (trial->machines != NULL)
+		machine_tick(trial, 0, commit);
 	v = noise_sample(&trial->noise, trial->level[commit]);
 	/* the noise counts every run of the trial, this one included */
 	s->order[s->count] = (size_t)trial->noise.runs;
+	s->values[s->count++] = v;
+	return v;
+}
+
+double sim_machine_run(struct sim_trial *trial, size_t machine, size_t commit,
+		       bool confirm)
+{
+	struct sim_machine *mc = &trial->machines[machine];
+	struct sim_series *s;
+	double v;
+
+	if (machine == 0)
+		return sim_run(trial, commit, confirm);
+	s = confirm ? &mc->confirm[commit] : &mc->search[commit];
+	series_grow(s);
+	machine_tick(trial, machine, commit);
+	v = noise_sample(&mc->noise, trial->level[commit] * mc->factor);
+	s->order[s->count] = (size_t)mc->noise.runs;
 	s->values[s->count++] = v;
 	return v;
 }
