@@ -255,7 +255,7 @@ def lists_of_repos_testcases_and_workers(env):
                "kpi": "bench.score", "higher_is_better": True, "min_change_pct": 1.0,
                "runs_min": 5, "runs_max": 50, "timeout_s": 600,
                "params": {"test": "score", "nr_task": 1}, "monitors": [],
-               "bench_repo": None, "bench_rev": None},
+               "bench_repo": None, "bench_rev": None, "group": "default"},
        "testcase as registered")
 
     workers = svc.api.ok("GET", "/api/v1/workers", token=svc.read_token)["workers"]
