@@ -52,10 +52,31 @@ void http_wait(struct http_response *res, unsigned ms)
 	res->wait_ms = ms;
 }
 
+_Static_assert(HTTP_WAIT_TAG_MAX == HTTPWAIT_TAG_MAX,
+	       "a held request's tag fits its entry");
+
+void http_wait_tagged(struct http_response *res, unsigned ms, const char *tag)
+{
+	res->wait_ms = ms;
+	snprintf(res->wait_tag, sizeof(res->wait_tag), "%s", tag);
+}
+
 void http_wake(struct http_server *server)
 {
 	if (server != NULL)
 		httpwait_wake(server->waits);
+}
+
+void http_wake_tag(struct http_server *server, const char *tag)
+{
+	if (server != NULL)
+		httpwait_wake_tag(server->waits, tag);
+}
+
+unsigned long long http_woken(struct http_server *server, unsigned *held)
+{
+	*held = 0;
+	return server != NULL ? httpwait_woken(server->waits, held) : 0;
 }
 
 const char *http_query(const struct http_request *req, const char *name)
@@ -487,8 +508,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *connection,
 		http_error(&res, 500, "internal", "no response");
 	/* The handler runs again when the hold ends; without one, its
 	 * answer goes out now (and is counted once, when it does). */
-	if (res.wait_ms > 0 && httpwait_hold(server->waits, &ctx->wait,
-					     connection, res.wait_ms)) {
+	if (res.wait_ms > 0 &&
+	    httpwait_hold(server->waits, &ctx->wait, connection, res.wait_ms,
+			  res.wait_tag)) {
 		http_response_clear(&res);
 		return MHD_YES;
 	}

@@ -37,6 +37,9 @@ struct http_request {
 	unsigned long long waited_ms;
 };
 
+/* The longest tag of a held request (httpwait.h's HTTPWAIT_TAG_MAX). */
+#define HTTP_WAIT_TAG_MAX 64
+
 struct http_response {
 	unsigned status;
 	char *body; /* malloc'd */
@@ -47,6 +50,8 @@ struct http_response {
 	char *extra_headers[HTTP_MAX_EXTRA_HEADERS][2];
 	size_t extra_header_count;
 	unsigned wait_ms; /* http_wait */
+	/* http_wait_tagged's tag (a worker group's name); "": none. */
+	char wait_tag[HTTP_WAIT_TAG_MAX + 1];
 };
 
 typedef void (*http_handler)(struct http_response *res,
@@ -171,8 +176,20 @@ json_t *http_form_body(struct http_response *res,
  */
 void http_wait(struct http_response *res, unsigned ms);
 
+/* http_wait, held until http_wake_tag() names `tag` (cut to
+ * HTTP_WAIT_TAG_MAX bytes) or the time is up. */
+void http_wait_tagged(struct http_response *res, unsigned ms, const char *tag);
+
 /* Ends the holds of every request held by http_wait now. */
 void http_wake(struct http_server *server);
+
+/* Ends the holds of the requests held with tag `tag`, and of those held
+ * with none. */
+void http_wake_tag(struct http_server *server, const char *tag);
+
+/* How many held requests a wake ended early since the server started,
+ * and how many are held now (into *held). */
+unsigned long long http_woken(struct http_server *server, unsigned *held);
 
 /* How every JSON answer is written. */
 #define HTTP_JSON_FLAGS (JSON_COMPACT | JSON_ENSURE_ASCII)

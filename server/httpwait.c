@@ -1,7 +1,9 @@
 #include "httpwait.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "log.h"
@@ -12,6 +14,7 @@ struct httpwait {
 	pthread_t thread;
 	struct httpwait_entry *head; /* the held requests, unordered */
 	unsigned held, held_max;
+	unsigned long long woken; /* resumed by a wake, not by time */
 	bool stopping;
 };
 
@@ -38,12 +41,14 @@ static void unlink_entry(struct httpwait *waits, struct httpwait_entry *e)
 }
 
 /*
- * Unlinks the held requests due by `now_ms` (all with ULLONG_MAX), with
- * the lock held, and returns them chained by `next` for resume_taken();
- * *earliest is the earliest due time left, or 0 when none is held.
+ * Unlinks the held requests due by `now_ms` (all with ULLONG_MAX) and,
+ * when `tag` is not NULL, those of tag `tag` or of none, with the lock
+ * held, and returns them chained by `next` for resume_taken(); *earliest
+ * is the earliest due time left, or 0 when none is held.
  */
 static struct httpwait_entry *take_due(struct httpwait *waits,
 				       unsigned long long now_ms,
+				       const char *tag,
 				       unsigned long long *earliest)
 {
 	struct httpwait_entry *e = waits->head, *next, *taken = NULL;
@@ -51,7 +56,9 @@ static struct httpwait_entry *take_due(struct httpwait *waits,
 	*earliest = 0;
 	for (; e != NULL; e = next) {
 		next = e->next;
-		if (e->due_ms <= now_ms) {
+		if (e->due_ms <= now_ms ||
+		    (tag != NULL &&
+		     (e->tag[0] == '\0' || strcmp(e->tag, tag) == 0))) {
 			unlink_entry(waits, e);
 			e->next = taken;
 			taken = e;
@@ -87,7 +94,7 @@ static void *timer_main(void *arg)
 	pthread_mutex_lock(&waits->lock);
 	while (!waits->stopping) {
 		struct httpwait_entry *taken =
-		    take_due(waits, httpwait_now_ms(), &next);
+		    take_due(waits, httpwait_now_ms(), NULL, &next);
 		struct timespec until;
 
 		if (taken != NULL) {
@@ -105,7 +112,8 @@ static void *timer_main(void *arg)
 		pthread_cond_timedwait(&waits->changed, &waits->lock, &until);
 	}
 	{
-		struct httpwait_entry *taken = take_due(waits, ~0ULL, &next);
+		struct httpwait_entry *taken =
+		    take_due(waits, ~0ULL, NULL, &next);
 
 		pthread_mutex_unlock(&waits->lock);
 		resume_taken(taken);
@@ -139,7 +147,8 @@ int httpwait_start(struct httpwait **out, unsigned held_max)
 }
 
 bool httpwait_hold(struct httpwait *waits, struct httpwait_entry *entry,
-		   struct MHD_Connection *connection, unsigned ms)
+		   struct MHD_Connection *connection, unsigned ms,
+		   const char *tag)
 {
 	bool held = false;
 
@@ -148,6 +157,8 @@ bool httpwait_hold(struct httpwait *waits, struct httpwait_entry *entry,
 	    !entry->held) {
 		entry->connection = connection;
 		entry->due_ms = httpwait_now_ms() + ms;
+		snprintf(entry->tag, sizeof(entry->tag), "%s",
+			 tag != NULL ? tag : "");
 		entry->prev = NULL;
 		entry->next = waits->head;
 		if (waits->head != NULL)
@@ -163,17 +174,45 @@ bool httpwait_hold(struct httpwait *waits, struct httpwait_entry *entry,
 	return held;
 }
 
-void httpwait_wake(struct httpwait *waits)
+/* Resumes the held requests due at `now_ms` or of `tag`; how many. */
+static unsigned wake(struct httpwait *waits, unsigned long long now_ms,
+		     const char *tag)
 {
-	struct httpwait_entry *taken;
+	struct httpwait_entry *taken, *e;
 	unsigned long long next;
+	unsigned count = 0;
 
 	if (waits == NULL)
-		return;
+		return 0;
 	pthread_mutex_lock(&waits->lock);
-	taken = take_due(waits, ~0ULL, &next);
+	taken = take_due(waits, now_ms, tag, &next);
+	for (e = taken; e != NULL; e = e->next)
+		count++;
+	waits->woken += count;
 	pthread_mutex_unlock(&waits->lock);
 	resume_taken(taken);
+	return count;
+}
+
+void httpwait_wake(struct httpwait *waits)
+{
+	wake(waits, ~0ULL, NULL);
+}
+
+unsigned httpwait_wake_tag(struct httpwait *waits, const char *tag)
+{
+	return wake(waits, 0, tag);
+}
+
+unsigned long long httpwait_woken(struct httpwait *waits, unsigned *held)
+{
+	unsigned long long woken;
+
+	pthread_mutex_lock(&waits->lock);
+	woken = waits->woken;
+	*held = waits->held;
+	pthread_mutex_unlock(&waits->lock);
+	return woken;
 }
 
 void httpwait_forget(struct httpwait *waits, struct httpwait_entry *entry)

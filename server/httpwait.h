@@ -17,12 +17,16 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+/* The longest tag of a held request (a worker group's name). */
+#define HTTPWAIT_TAG_MAX 64
+
 /* One held request; lives in the request's context.  Zeroed: not held. */
 struct httpwait_entry {
 	struct httpwait_entry *prev, *next;
 	struct MHD_Connection *connection;
-	unsigned long long due_ms; /* httpwait_now_ms() to resume at */
-	atomic_bool held;	   /* set and cleared under the lock */
+	unsigned long long due_ms;	/* httpwait_now_ms() to resume at */
+	atomic_bool held;		/* set and cleared under the lock */
+	char tag[HTTPWAIT_TAG_MAX + 1]; /* what wakes it; "": anything */
 };
 
 struct httpwait;
@@ -36,15 +40,26 @@ int httpwait_start(struct httpwait **out, unsigned held_max);
 
 /*
  * Holds the request of `connection` (called from its handler, which then
- * returns without answering) for up to `ms` milliseconds.  Returns false,
- * holding nothing, when `held_max` requests are held already or the server
- * is stopping: the caller answers at once.
+ * returns without answering) for up to `ms` milliseconds, or until
+ * httpwait_wake_tag() names `tag` (NULL or "": any tag; cut to
+ * HTTPWAIT_TAG_MAX bytes).  Returns false, holding nothing, when
+ * `held_max` requests are held already or the server is stopping: the
+ * caller answers at once.
  */
 bool httpwait_hold(struct httpwait *waits, struct httpwait_entry *entry,
-		   struct MHD_Connection *connection, unsigned ms);
+		   struct MHD_Connection *connection, unsigned ms,
+		   const char *tag);
 
 /* Resumes every held request now. */
 void httpwait_wake(struct httpwait *waits);
+
+/* Resumes now the held requests of tag `tag`, and those held with none;
+ * how many. */
+unsigned httpwait_wake_tag(struct httpwait *waits, const char *tag);
+
+/* How many held requests were resumed early by a wake, since the start,
+ * and how many are held now (into *held). */
+unsigned long long httpwait_woken(struct httpwait *waits, unsigned *held);
 
 /* Drops `entry` if still held (its connection closed). */
 void httpwait_forget(struct httpwait *waits, struct httpwait_entry *entry);

@@ -466,10 +466,26 @@ struct services {
 };
 
 /* A task was queued: the claims that wait for one try again. */
+/* Listening again: a task queued meanwhile may wait for any claim. */
 static void wake_claims(void *http)
 {
 	http_wake(http);
 }
+
+/* Claims poll by themselves meanwhile (workers_claim.c). */
+static void claims_unheard(void *http)
+{
+	(void)http;
+}
+
+/* A task became claimable: its group's claims, and only theirs. */
+static void wake_group(const char *group, void *http)
+{
+	http_wake_tag(http, group);
+}
+
+static const struct notify_handlers claims_listener = {
+    .listening = wake_claims, .lost = claims_unheard, .note = wake_group};
 
 /* Prepares the libraries and the database, then starts the HTTP server,
  * the mailer and the watcher; -1 (logged) when one cannot start. */
@@ -494,8 +510,8 @@ static int services_start(struct services *out, const struct options *opts,
 			       opts->admin_token);
 	if (out->http == NULL)
 		return -1;
-	out->tasks_queued =
-	    notify_start(STORE_CHANNEL_TASKS, wake_claims, out->http);
+	out->tasks_queued = notify_start_notes(STORE_CHANNEL_TASKS,
+					       &claims_listener, out->http);
 	if (out->tasks_queued == NULL)
 		return -1;
 	out->jobs_changed =

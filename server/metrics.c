@@ -132,9 +132,10 @@ static void render_requests(struct strbuf *out,
 	}
 }
 
-static void render_jobcache(struct strbuf *out,
-			    const struct jobcache_stats *cache)
+static void render_process(struct strbuf *out,
+			   const struct metrics_process *proc)
 {
+	const struct jobcache_stats *cache = &proc->cache;
 	const struct {
 		const char *name, *help;
 		unsigned long long value;
@@ -146,7 +147,10 @@ static void render_jobcache(struct strbuf *out,
 	     "GET /api/v1/jobs/{id} that found no usable answer kept.",
 	     cache->misses},
 	    {"statbisect_jobcache_kept_total", "Job answers kept.",
-	     cache->kept}};
+	     cache->kept},
+	    {"statbisect_claims_woken_total",
+	     "Waiting claims woken by a task queued for their group.",
+	     proc->claims_woken}};
 	size_t i;
 
 	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
@@ -155,11 +159,14 @@ static void render_jobcache(struct strbuf *out,
 		promtext_sample(out, counters[i].name, NULL, 0,
 				(double)counters[i].value);
 	}
+	promtext_family(out, "statbisect_claims_waiting", "gauge",
+			"Claims held by this server, waiting for a task.");
+	promtext_sample(out, "statbisect_claims_waiting", NULL, 0,
+			(double)proc->claims_waiting);
 }
 
 int metrics_render(char **out, const struct store_metrics *db,
-		   const struct http_count *requests, size_t count,
-		   const struct jobcache_stats *cache)
+		   const struct metrics_process *proc)
 {
 	struct strbuf text = STRBUF_INIT;
 	size_t len;
@@ -167,16 +174,16 @@ int metrics_render(char **out, const struct store_metrics *db,
 	render_groups(&text, db);
 	render_jobs(&text, db);
 	render_outbox(&text, db);
-	render_requests(&text, requests, count);
-	render_jobcache(&text, cache);
+	render_requests(&text, proc->requests, proc->request_count);
+	render_process(&text, proc);
 	return strbuf_finish(out, &len, &text);
 }
 
 void metrics_get(struct http_response *res, struct http_request *req)
 {
 	struct store_metrics db;
+	struct metrics_process proc = {0};
 	struct http_count *requests = NULL;
-	struct jobcache_stats cache;
 	size_t count = 0;
 	char *text = NULL;
 
@@ -189,8 +196,11 @@ void metrics_get(struct http_response *res, struct http_request *req)
 	if (req->server != NULL &&
 	    http_counts(req->server, &requests, &count) < 0)
 		count = 0;
-	jobcache_stats(&cache);
-	if (metrics_render(&text, &db, requests, count, &cache) < 0) {
+	proc.requests = requests;
+	proc.request_count = count;
+	jobcache_stats(&proc.cache);
+	proc.claims_woken = http_woken(req->server, &proc.claims_waiting);
+	if (metrics_render(&text, &db, &proc) < 0) {
 		http_error(res, 500, "internal", "out of memory");
 	} else {
 		http_text(res, 200, PROMTEXT_CONTENT_TYPE, text);

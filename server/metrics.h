@@ -17,15 +17,22 @@
 extern const double metrics_duration_bounds[];
 extern const size_t metrics_duration_bound_count;
 
+/* The figures of this server process. */
+struct metrics_process {
+	const struct http_count *requests; /* HTTP requests answered */
+	size_t request_count;
+	struct jobcache_stats cache;	 /* what the job cache did */
+	unsigned long long claims_woken; /* held claims woken by a task */
+	unsigned claims_waiting;	 /* claims held now */
+};
+
 /*
  * The exposition text of `db` (the database's figures, durations counted
- * under metrics_duration_bounds), the `count` request counts and what
- * the job cache did (`cache`), in *out (malloc'd, the caller frees it).
- * Pure.  -1 when out of memory.
+ * under metrics_duration_bounds) and of `proc`, in *out (malloc'd, the
+ * caller frees it).  Pure.  -1 when out of memory.
  */
 int metrics_render(char **out, const struct store_metrics *db,
-		   const struct http_count *requests, size_t count,
-		   const struct jobcache_stats *cache);
+		   const struct metrics_process *proc);
 
 /* The route's handler. */
 void metrics_get(struct http_response *res, struct http_request *req);

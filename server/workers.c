@@ -128,11 +128,12 @@ void workers_list(struct http_response *res, struct http_request *req)
 	http_json(res, 200, list);
 }
 
-bool workers_load(struct http_response *res, PGconn *conn,
-		  const struct http_request *req, long long worker_id)
+bool workers_load(struct http_response *res, char *group, size_t size,
+		  PGconn *conn, const struct http_request *req,
+		  long long worker_id)
 {
 	long long token_id = 0;
-	int rc = store_workers_touch(&token_id, conn, worker_id);
+	int rc = store_workers_touch(&token_id, group, size, conn, worker_id);
 
 	if (rc != STORE_OK && rc != STORE_NOT_FOUND) {
 		http_db_failed(res);
@@ -271,7 +272,7 @@ void workers_heartbeat(struct http_response *res, struct http_request *req)
 	/* A worker busy with a task is seen: its jobs stay with it. */
 	if (store_tasks_extend(conn, task_id, activity,
 			       server_config.lease_seconds) < 0 ||
-	    store_workers_touch(&token_id, conn, held.worker_id) ==
+	    store_workers_touch(&token_id, NULL, 0, conn, held.worker_id) ==
 		STORE_FAILED ||
 	    db_commit(conn) < 0) {
 		db_rollback(conn);
@@ -571,7 +572,7 @@ void workers_result(struct http_response *res, struct http_request *req)
 	}
 	up.job_id = held.job_id;
 	up.worker_id = held.worker_id;
-	if (store_workers_touch(&token_id, conn, held.worker_id) ==
+	if (store_workers_touch(&token_id, NULL, 0, conn, held.worker_id) ==
 	    STORE_FAILED) {
 		db_rollback(conn);
 		http_db_failed(res);

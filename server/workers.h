@@ -24,10 +24,12 @@ json_t *workers_plan_json(const struct store_plan *plan);
 
 /*
  * Marks worker `worker_id` seen and checks that it belongs to the
- * request's token.  Returns false with the answer (404 unknown_worker, or
- * the database's failure) in `res` otherwise.
+ * request's token; its group into `group` (`size` bytes).  Returns false
+ * with the answer (404 unknown_worker, or the database's failure) in
+ * `res` otherwise.
  */
-bool workers_load(struct http_response *res, PGconn *conn,
-		  const struct http_request *req, long long worker_id);
+bool workers_load(struct http_response *res, char *group, size_t size,
+		  PGconn *conn, const struct http_request *req,
+		  long long worker_id);
 
 #endif

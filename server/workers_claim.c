@@ -144,14 +144,19 @@ static bool claim_wait(struct http_response *res,
  * CLAIM_RETRY_MS.
  */
 static void answer_none(struct http_response *res,
-			const struct http_request *req, unsigned wait_ms)
+			const struct http_request *req, unsigned wait_ms,
+			const char *group)
 {
 	http_json(res, 200, json_pack("{s:n}", "task"));
 	if (req->waited_ms < wait_ms) {
 		unsigned long long left = wait_ms - req->waited_ms;
 
-		http_wait(res, left < CLAIM_RETRY_MS ? (unsigned)left
-						     : CLAIM_RETRY_MS);
+		/* Only a task of its group wakes it (sql/100_notify.sql
+		 * says the group). */
+		http_wait_tagged(res,
+				 left < CLAIM_RETRY_MS ? (unsigned)left
+						       : CLAIM_RETRY_MS,
+				 group);
 	}
 }
 
@@ -159,6 +164,7 @@ void workers_claim(struct http_response *res, struct http_request *req)
 {
 	PGconn *conn = db_conn();
 	struct store_claim claim;
+	char group[HTTP_WAIT_TAG_MAX + 1];
 	long long worker_id, lease;
 	unsigned wait_ms;
 	json_t *task;
@@ -177,7 +183,7 @@ void workers_claim(struct http_response *res, struct http_request *req)
 		http_db_failed(res);
 		return;
 	}
-	if (!workers_load(res, conn, req, worker_id)) {
+	if (!workers_load(res, group, sizeof(group), conn, req, worker_id)) {
 		db_rollback(conn);
 		return;
 	}
@@ -185,7 +191,7 @@ void workers_claim(struct http_response *res, struct http_request *req)
 	if (rc != STORE_OK) {
 		db_rollback(conn);
 		if (rc == STORE_NOT_FOUND)
-			answer_none(res, req, wait_ms);
+			answer_none(res, req, wait_ms, group);
 		else
 			http_db_failed(res);
 		return;

@@ -63,8 +63,8 @@ int store_workers_register(long long *out_id, PGconn *conn, const char *name,
 	return 0;
 }
 
-int store_workers_touch(long long *out_token_id, PGconn *conn,
-			long long worker_id)
+int store_workers_touch(long long *out_token_id, char *group, size_t size,
+			PGconn *conn, long long worker_id)
 {
 	char id[STORE_INT_TEXT];
 	const char *params[1] = {id};
@@ -75,12 +75,14 @@ int store_workers_touch(long long *out_token_id, PGconn *conn,
 	r = db_exec_prepared(
 	    conn,
 	    "UPDATE workers SET last_seen_at = now() WHERE id = $1"
-	    " RETURNING token_id",
+	    " RETURNING token_id, grp",
 	    1, params);
 	if (r == NULL)
 		return -1;
 	if (PQntuples(r) == 1) {
 		*out_token_id = db_int(r, 0, 0);
+		if (group != NULL)
+			snprintf(group, size, "%s", db_text(r, 0, 1));
 		rc = 0;
 	}
 	PQclear(r);

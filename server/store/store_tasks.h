@@ -45,11 +45,12 @@ int store_workers_register(long long *out_id, PGconn *conn, const char *name,
 
 /*
  * Marks worker `worker_id` seen now and puts the token it registered with
- * into *out_token_id (0 when none).  STORE_NOT_FOUND when there is no
- * such worker.
+ * into *out_token_id (0 when none) and its group into `group` (`size`
+ * bytes, cut to fit; NULL: not wanted).  STORE_NOT_FOUND when there is no such
+ * worker.
  */
-int store_workers_touch(long long *out_token_id, PGconn *conn,
-			long long worker_id);
+int store_workers_touch(long long *out_token_id, char *group, size_t size,
+			PGconn *conn, long long worker_id);
 
 /* A worker as GET /api/v1/workers lists it; text points into the list's
  * result, timestamps as store.h writes them. */

@@ -6,11 +6,13 @@ processes on one database, each with workers claiming through it, finish
 every job with the right culprit, no task run by two workers, no run
 stored twice and exactly one report per job, both mailers running."""
 import os
+import re
 import signal
 import threading
 import time
 
-from harness import Api, Service, bench_repo, check, eq, rand_index, test
+from harness import (Api, Service, bench_repo, check, eq, rand_index, test,
+                     wait_for)
 
 P = "claims"
 WAIT_S = 20
@@ -184,6 +186,69 @@ def waiting_claims_hold_no_thread_and_are_bounded(env):
               "waiting claims with nothing to claim: %r" % answers)
     finally:
         svc.stop()
+
+
+def claim_figures(svc):
+    """(claims woken so far, claims waiting now) from GET /metrics."""
+    text = svc.api.ok("GET", "/metrics")
+    woken = re.search(r"^statbisect_claims_woken_total (\d+)$", text, re.M)
+    waiting = re.search(r"^statbisect_claims_waiting (\d+)$", text, re.M)
+    check(woken and waiting, "the claim figures in GET /metrics")
+    return int(woken.group(1)), int(waiting.group(1))
+
+
+@test
+def a_queued_task_wakes_only_the_claims_of_its_group(env):
+    name = P + "5"
+    svc = Service(env.root, env.cluster, name, worker=False,
+                  conninfo=env.cluster.database(name))
+    threads = {}
+    try:
+        repo, shas = bench_repo(os.path.join(env.root, name + "-repo"), 6,
+                                owner=__name__ + name)
+        svc.register(name, repo, name + "-tc")
+        worker = Api(svc.url, svc.worker_token)
+        ids = {n: worker.ok("POST", "/api/v1/workers",
+                            {"name": n, "group": n[0]})["id"]
+               for n in ("a1", "b1", "b2", "b3")}
+        answers = {}
+
+        def waiting_claim(n):
+            try:
+                answers[n] = claim(worker, ids[n], "?wait=%d" % WAIT_S)
+            except OSError as e:  # the server stopped under it
+                answers[n] = (None, {"error": str(e)})
+
+        threads = {n: threading.Thread(target=waiting_claim, args=(n,))
+                   for n in ids}
+        for t in threads.values():
+            t.start()
+        wait_for("four claims waiting",
+                 lambda: claim_figures(svc)[1] == 4, svc, timeout=30)
+        woken, _ = claim_figures(svc)
+
+        # A task of group a: the one claim of group a wakes and takes it.
+        svc.submit({"repo": name, "testcase": name + "-tc", "group": "a",
+                    "good": shas[0], "bad": shas[-1]})
+        threads["a1"].join(10)
+        check(not threads["a1"].is_alive(), "the claim of group a returned")
+        check(answers["a1"][1].get("task") is not None,
+              "the claim of group a got the task: %r" % (answers["a1"],))
+        eq(claim_figures(svc), (woken + 1, 3),
+           "claims woken, claims waiting after a task of group a")
+
+        # A task of group b wakes the three of group b; one takes it.
+        svc.submit({"repo": name, "testcase": name + "-tc", "group": "b",
+                    "good": shas[0], "bad": shas[-1]})
+        wait_for("a claim of group b with the task", lambda: any(
+            a[1].get("task") for n, a in answers.items() if n != "a1"),
+            svc, timeout=10)
+        eq(claim_figures(svc), (woken + 4, 2),
+           "claims woken, claims waiting after a task of group b")
+    finally:
+        svc.stop()
+        for t in threads.values():
+            t.join(WAIT_S + 10)
 
 
 def two_servers_sql_checks(svc, jobs):

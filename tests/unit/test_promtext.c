@@ -179,16 +179,18 @@ static void test_metrics__render_is_exposition_format(void **state)
 						{"odd \"group\"\\x", 0, 1}};
 	struct store_metrics_state states[2] = {{"done", 4}, {"running", 1}};
 	struct store_metrics db = {0};
-	struct jobcache_stats cache;
+	struct metrics_process proc = {0};
 	struct http_count requests[2] = {{"GET", "/api/v1/jobs/{}", 200, 12},
 					 {"other", NULL, 404, 1}};
 	char *text = NULL;
 	size_t i;
 
 	(void)state;
-	cache.hits = 120;
-	cache.misses = 7;
-	cache.kept = 5;
+	proc.cache.hits = 120;
+	proc.cache.misses = 7;
+	proc.cache.kept = 5;
+	proc.claims_woken = 33;
+	proc.claims_waiting = 4;
 	db.groups = groups;
 	db.group_count = 2;
 	db.states = states;
@@ -201,7 +203,9 @@ static void test_metrics__render_is_exposition_format(void **state)
 	db.outbox_pending = 2;
 	db.outbox_failed = 1;
 	db.outbox_sent = 9;
-	assert_int_equal(metrics_render(&text, &db, requests, 2, &cache), 0);
+	proc.requests = requests;
+	proc.request_count = 2;
+	assert_int_equal(metrics_render(&text, &db, &proc), 0);
 	{
 		const char *want[] = {
 		    "\nstatbisect_tasks_queued{group=\"lkp-ivb-2ep2\"} 3\n",
@@ -232,6 +236,10 @@ static void test_metrics__render_is_exposition_format(void **state)
 		    "statbisect_jobcache_hits_total 120\n",
 		    "\nstatbisect_jobcache_misses_total 7\n",
 		    "\nstatbisect_jobcache_kept_total 5\n",
+		    "\n# TYPE statbisect_claims_woken_total counter\n"
+		    "statbisect_claims_woken_total 33\n",
+		    "\n# TYPE statbisect_claims_waiting gauge\n"
+		    "statbisect_claims_waiting 4\n",
 		};
 
 		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)

@@ -97,6 +97,7 @@ static void queue_two_commit_task(long long job)
 static void test_store_tasks__register_again_keeps_the_worker(void **state)
 {
 	long long first, again, token = -1;
+	char group[8];
 
 	(void)state;
 	assert_int_equal(store_workers_register(&first, db_conn(), "box",
@@ -106,10 +107,18 @@ static void test_store_tasks__register_again_keeps_the_worker(void **state)
 						"reg", NULL, token_b),
 			 0);
 	assert_int_equal(again, first);
-	assert_int_equal(store_workers_touch(&token, db_conn(), first), 0);
+	assert_int_equal(store_workers_touch(&token, group, sizeof(group),
+					     db_conn(), first),
+			 0);
 	assert_int_equal(token, token_b);
-	assert_int_equal(store_workers_touch(&token, db_conn(), first + 1000),
-			 STORE_NOT_FOUND);
+	/* Its group, cut to the room given. */
+	assert_string_equal(group, "reg");
+	assert_int_equal(
+	    store_workers_touch(&token, group, 3, db_conn(), first), 0);
+	assert_string_equal(group, "re");
+	assert_int_equal(
+	    store_workers_touch(&token, NULL, 0, db_conn(), first + 1000),
+	    STORE_NOT_FOUND);
 }
 
 static void test_store_tasks__claim_hands_out_the_plan_once(void **state)
