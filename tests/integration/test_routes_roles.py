@@ -16,9 +16,9 @@ from test_web import Browser, field
 
 OUT = os.path.join(ROOT, "tests", "integration", "out", "routes_roles.md")
 API_CREDS = ["none", "unknown", "revoked", "read", "submit", "worker", "admin"]
-WEB_CREDS = ["none", "cookie?", "read", "submit", "admin"]
+WEB_CREDS = ["none", "bad-cookie", "read", "submit", "admin"]
 RANK = {"ROLE_NONE": 0, "ROLE_READ": 1, "ROLE_SUBMIT": 2, "ROLE_ADMIN": 3}
-CRED_ROLE = {"none": None, "unknown": None, "revoked": None, "cookie?": None,
+CRED_ROLE = {"none": None, "unknown": None, "revoked": None, "bad-cookie": None,
              "read": "ROLE_READ", "submit": "ROLE_SUBMIT", "admin": "ROLE_ADMIN",
              "worker": "ROLE_WORKER"}
 
@@ -101,8 +101,8 @@ def every_route_answers_each_role_as_its_route_table_says(env):
                   "web route %s %s writes with %s" % (key + (need,)))
 
     world = routetable.World(env, "roles")
-    browsers = {"none": Browser(world.svc.url), "cookie?": Browser(world.svc.url)}
-    browsers["cookie?"].cookies["sb_session"] = "no-such-session-0123456789"
+    browsers = {"none": Browser(world.svc.url), "bad-cookie": Browser(world.svc.url)}
+    browsers["bad-cookie"].cookies["sb_session"] = "no-such-session-0123456789"
     for cred in ("read", "submit", "admin"):
         browsers[cred] = Browser(world.svc.url).sign_in(world.tokens[cred])
     rows, failures = [], []
