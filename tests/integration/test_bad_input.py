@@ -16,6 +16,7 @@ import yaml
 
 import routetable
 from harness import ROOT, Api, check, eq, test
+from test_web import Browser
 
 OUT = os.path.join(ROOT, "tests", "integration", "out", "bad_input.md")
 TOKEN_OF = {"ROLE_READ": "read", "ROLE_SUBMIT": "submit", "ROLE_ADMIN": "admin",
@@ -184,6 +185,10 @@ def malformed_requests_are_refused_with_a_4xx_and_change_nothing(env):
         if not (400 <= status < 500 and is_error):
             failures.append("%s [%s] %s %s body %r: %s %s" % (
                 key, category, method, path, (raw or b"")[:300], status, str(reply)[:200]))
+    # A web path that is not UTF-8 gets the web's page, not the API's JSON.
+    status, hdrs, page = Browser(w.svc.url).get("/jobs/%ff")
+    eq((status, hdrs.get("Content-Type", "").split(";")[0]), (400, "text/html"),
+       "GET /jobs/%ff")
     after = routetable.snapshot(w.svc)
     write_table(counts, statuses)
     print("bad_input: %d cases over %d routes, %d not a 4xx JSON error" % (
