@@ -133,6 +133,8 @@ def cases(w, spec):
                     values.append(str(s["maximum"] + 1))
             if "enum" in s:
                 values.append("bogus")
+            if s.get("type", "string") == "string":
+                values.append("%ff")
             for v in values:
                 out.append((key, "bad query parameter", r["method"],
                             "%s?%s=%s" % (path, q["name"], v), None, token))
