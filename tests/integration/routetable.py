@@ -127,6 +127,14 @@ class World:
         self.svc = svc = Service(env.root, env.cluster, name, worker=False,
                                  conninfo=env.cluster.database(name))
         self.api = svc.api
+        try:
+            self._fill(env, name)
+        except BaseException:
+            svc.stop()
+            raise
+
+    def _fill(self, env, name):
+        svc = self.svc
         repo, self.shas = bench_repo(os.path.join(env.root, name + "-repo"), 3,
                                      owner=__name__)
         self.repo, self.testcase = name + "-repo", name + "-tc"

@@ -172,34 +172,36 @@ def openapi_path(spec, pattern):
 @test
 def malformed_requests_are_refused_with_a_4xx_and_change_nothing(env):
     w = routetable.World(env, "badinput")
-    spec = openapi()
-    all_cases = cases(w, spec)
-    before = routetable.snapshot(w.svc)
-    counts = collections.Counter()
-    statuses = collections.defaultdict(collections.Counter)
-    failures = []
-    for key, category, method, path, raw, token in all_cases:
-        status, reply = Api(w.svc.url).call(method, path, raw_body=raw,
-                                            token=w.tokens[token])
-        counts[(key, category)] += 1
-        statuses[key][status] += 1
-        is_error = isinstance(reply, dict) and isinstance(reply.get("error"), dict)
-        if not (400 <= status < 500 and is_error):
-            failures.append("%s [%s] %s %s body %r: %s %s" % (
-                key, category, method, path, (raw or b"")[:300], status, str(reply)[:200]))
-    # A web path that is not UTF-8 gets the web's page, not the API's JSON.
-    status, hdrs, page = Browser(w.svc.url).get("/jobs/%ff")
-    eq((status, hdrs.get("Content-Type", "").split(";")[0]), (400, "text/html"),
-       "GET /jobs/%ff")
-    after = routetable.snapshot(w.svc)
-    write_table(counts, statuses)
-    print("bad_input: %d cases over %d routes, %d not a 4xx JSON error" % (
-        len(all_cases), len(statuses), len(failures)))
-    check(not failures, "\n".join(failures))
-    eq(routetable.changed(before, after), [], "tables changed by refused requests")
-    check(len(all_cases) >= 150, "only %d cases" % len(all_cases))
-    eq(Api(w.svc.url).call("GET", "/healthz", token="")[0], 200, "healthz after")
-    w.svc.stop()
+    try:
+        spec = openapi()
+        all_cases = cases(w, spec)
+        before = routetable.snapshot(w.svc)
+        counts = collections.Counter()
+        statuses = collections.defaultdict(collections.Counter)
+        failures = []
+        for key, category, method, path, raw, token in all_cases:
+            status, reply = Api(w.svc.url).call(method, path, raw_body=raw,
+                                                token=w.tokens[token])
+            counts[(key, category)] += 1
+            statuses[key][status] += 1
+            is_error = isinstance(reply, dict) and isinstance(reply.get("error"), dict)
+            if not (400 <= status < 500 and is_error):
+                failures.append("%s [%s] %s %s body %r: %s %s" % (
+                    key, category, method, path, (raw or b"")[:300], status, str(reply)[:200]))
+        # A web path that is not UTF-8 gets the web's page, not the API's JSON.
+        status, hdrs, page = Browser(w.svc.url).get("/jobs/%ff")
+        eq((status, hdrs.get("Content-Type", "").split(";")[0]), (400, "text/html"),
+           "GET /jobs/%ff")
+        after = routetable.snapshot(w.svc)
+        write_table(counts, statuses)
+        print("bad_input: %d cases over %d routes, %d not a 4xx JSON error" % (
+            len(all_cases), len(statuses), len(failures)))
+        check(not failures, "\n".join(failures))
+        eq(routetable.changed(before, after), [], "tables changed by refused requests")
+        check(len(all_cases) >= 150, "only %d cases" % len(all_cases))
+        eq(Api(w.svc.url).call("GET", "/healthz", token="")[0], 200, "healthz after")
+    finally:
+        w.svc.stop()
 
 
 def write_table(counts, statuses):
