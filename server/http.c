@@ -19,6 +19,7 @@
 #include "reqcount.h"
 #include "tokens.h"
 #include "url.h"
+#include "utf8.h"
 
 struct http_server {
 	struct MHD_Daemon *daemon;
@@ -249,6 +250,21 @@ static void forget_written(const struct http_route *route,
 		jobcache_forget_all();
 }
 
+/* Whether the (percent-decoded) path is UTF-8 text: the ids and names
+ * of its segments go to PostgreSQL and into JSON, which refuse other
+ * bytes. */
+static bool path_is_utf8(const char *path)
+{
+	size_t n;
+
+	for (; *path != '\0'; path += n) {
+		n = utf8_char_len(path, 4);
+		if (n == 0)
+			return false;
+	}
+	return true;
+}
+
 /* Answers the request in `res`; returns its route, or NULL when none
  * matched. */
 static const struct http_route *dispatch(struct http_server *server,
@@ -260,6 +276,11 @@ static const struct http_route *dispatch(struct http_server *server,
 	const struct http_route *route;
 	bool path_known;
 
+	if (!path_is_utf8(req->path)) {
+		layer_error(res, req->path, 400, "bad_path",
+			    "the path is not UTF-8 text");
+		return NULL;
+	}
 	route = http_route_find(server->routes, req->method, req->path, buf,
 				sizeof(buf), req->params, &path_known);
 	if (route == NULL) {

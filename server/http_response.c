@@ -11,6 +11,7 @@
 #include "db.h"
 #include "http.h"
 #include "id.h"
+#include "utf8.h"
 
 static void set_body(struct http_response *res, unsigned status,
 		     const char *content_type, char *body, size_t len)
@@ -53,15 +54,22 @@ void http_text(struct http_response *res, unsigned status,
 void http_error(struct http_response *res, unsigned status, const char *code,
 		const char *fmt, ...)
 {
-	char message[1024];
+	char message[1024], *text = NULL;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(message, sizeof(message), fmt, ap);
 	va_end(ap);
+	/* A message may quote what the client sent, which need not be
+	 * UTF-8 (a query value), and JSON cannot hold other bytes. */
+	if (utf8_sanitize(&text, message, strlen(message)) < 0) {
+		http_json_text(res, 500, NULL);
+		return;
+	}
 	http_json(res, status,
 		  json_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
-			    message));
+			    text));
+	free(text);
 }
 
 static bool header_text_ok(const char *s, bool is_name)

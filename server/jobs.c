@@ -64,10 +64,27 @@ static void json_runs(long long *out, json_t *body, const char *key,
 	*out = json_integer_value(v);
 }
 
+/* A kind other than the three the API names would otherwise be taken
+ * for a bisection (patches_is_request answers a patch before this). */
+static void kind_check(json_t *body, struct field_errors *errors)
+{
+	json_t *kind = json_object_get(body, "kind");
+	const char *name = json_string_value(kind);
+
+	if (kind == NULL || json_is_null(kind) ||
+	    (name != NULL &&
+	     (strcmp(name, "bisect") == 0 || strcmp(name, "compare") == 0)))
+		return;
+	fields_add(errors, "kind", 400, "invalid_field",
+		   "field 'kind' must be \"bisect\", \"compare\" or "
+		   "\"patch\"");
+}
+
 void jobs_request_from_json(struct jobs_request *out, json_t *body,
 			    struct field_errors *errors)
 {
 	memset(out, 0, sizeof(*out));
+	kind_check(body, errors);
 	json_text(&out->repo, body, "repo", errors);
 	json_text(&out->testcase, body, "testcase", errors);
 	if (compare_is_request(body)) {
