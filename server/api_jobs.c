@@ -12,6 +12,7 @@
 #include "jobs.h"
 #include "patches.h"
 #include "server.h"
+#include "validate.h"
 
 #define API_JOBS_LIMIT_DEFAULT 50
 #define API_JOBS_LIMIT_MAX 200
@@ -118,14 +119,27 @@ static bool query_choice(struct http_response *res, struct http_request *req,
 static json_t *job_row_json(const struct store_jobs_row *j)
 {
 	return json_pack(
-	    "{s:I,s:s,s:s?,s:s,s:s,s:s,s:s,s:s?,s:o,s:s,s:s?,s:I,s:I}", "id",
-	    (json_int_t)j->id, "state", j->state, "verdict", j->verdict,
+	    "{s:I,s:s,s:s?,s:s,s:s,s:s,s:s,s:s?,s:o,s:s,s:s?,s:I,s:I,s:s}",
+	    "id", (json_int_t)j->id, "state", j->state, "verdict", j->verdict,
 	    "repo", j->repo, "testcase", j->testcase, "good", j->good_sha,
 	    "bad", j->bad_sha, "culprit", j->culprit, "change_pct",
 	    isnan(j->change_pct) ? json_null() : json_real(j->change_pct),
 	    "created_at", j->created_at, "finished_at", j->finished_at, "runs",
 	    (json_int_t)j->runs, "commits_tested",
-	    (json_int_t)j->commits_tested);
+	    (json_int_t)j->commits_tested, "group", j->group);
+}
+
+/* The "?group=" of a list: a group as validate_group takes it, or none. */
+static bool query_group(struct http_response *res, struct http_request *req,
+			const char **out)
+{
+	*out = http_query(req, "group");
+	if (*out == NULL || validate_group(*out))
+		return true;
+	http_error(res, 400, "invalid_query",
+		   "'group' must be 1 to 64 bytes of UTF-8 without control "
+		   "characters");
+	return false;
 }
 
 /* GET /api/v1/jobs: a page of jobs, newest first, with the total. */
@@ -143,6 +157,7 @@ void api_jobs_list(struct http_response *res, struct http_request *req)
 
 	if (!query_name(res, req, "repo", &filter.repo) ||
 	    !query_name(res, req, "testcase", &filter.testcase) ||
+	    !query_group(res, req, &filter.group) ||
 	    !query_choice(res, req, "state", states,
 			  "queued, running, done, failed, cancelled",
 			  &filter.state) ||

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "utf8.h"
 
 #define VALIDATE_NAME_MAX 64
 #define VALIDATE_METRIC_MAX 255
@@ -41,12 +42,16 @@ bool validate_text(const char *s, size_t max_len, bool newlines)
 
 bool validate_group(const char *s)
 {
-	size_t n = strlen(s), i;
+	size_t n = strlen(s), i, len;
 
 	if (n == 0 || n > VALIDATE_GROUP_MAX)
 		return false;
-	for (i = 0; i < n; i++) {
-		if ((unsigned char)s[i] < 0x20)
+	/* Text as PostgreSQL stores it: well-formed UTF-8 (a query
+	 * parameter is not checked by a JSON parser). */
+	for (i = 0; i < n; i += len) {
+		len = utf8_char_len(s + i, n - i);
+		if (len == 0 || (unsigned char)s[i] < 0x20 ||
+		    (unsigned char)s[i] == 0x7f)
 			return false;
 	}
 	return true;

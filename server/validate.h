@@ -26,7 +26,7 @@ bool validate_text(const char *s, size_t max_len, bool newlines);
 
 /*
  * A machine group, as a worker registers with it and a testcase or job
- * names it: 1 to 64 bytes without control characters.
+ * names it: 1 to 64 bytes of UTF-8 without control characters.
  */
 bool validate_group(const char *s);
 

@@ -376,7 +376,8 @@ static const char jobs_list_sql[] =
     " WHERE ($1::text IS NULL OR rp.name = $1)"
     " AND ($2::text IS NULL OR t.name = $2)"
     " AND ($3::text IS NULL OR j.state = $3)"
-    " AND ($4::text IS NULL OR j.verdict = $4)),"
+    " AND ($4::text IS NULL OR j.verdict = $4)"
+    " AND ($7::text IS NULL OR j.group_name = $7)),"
     " page AS (SELECT id FROM f ORDER BY id DESC"
     " LIMIT $5::bigint OFFSET $6::bigint)"
     " SELECT (SELECT count(*) FROM f), j.id, j.state,"
@@ -390,7 +391,7 @@ static const char jobs_list_sql[] =
     " (SELECT count(*) FROM (SELECT r.commit_idx FROM runs r"
     " WHERE r.job_id = j.id AND NOT r.superseded UNION"
     " SELECT b.idx FROM job_commits b WHERE b.job_id = j.id"
-    " AND b.build_failed) tested)"
+    " AND b.build_failed) tested), j.group_name"
     " FROM (SELECT 1) one LEFT JOIN (page"
     " JOIN jobs j ON j.id = page.id"
     " JOIN repos rp ON rp.id = j.repo_id"
@@ -404,16 +405,16 @@ int store_jobs_list(struct store_jobs_page *out, PGconn *conn,
 		    const struct store_jobs_filter *filter)
 {
 	char limit[STORE_INT_TEXT], offset[STORE_INT_TEXT];
-	const char *params[6] = {filter->repo,	filter->testcase,
-				 filter->state, filter->verdict,
-				 limit,		offset};
+	const char *params[7] = {
+	    filter->repo, filter->testcase, filter->state, filter->verdict,
+	    limit,	  offset,	    filter->group};
 	PGresult *r;
 	int row;
 
 	memset(out, 0, sizeof(*out));
 	store_int_text(limit, filter->limit);
 	store_int_text(offset, filter->offset);
-	r = db_exec(conn, jobs_list_sql, 6, params);
+	r = db_exec(conn, jobs_list_sql, 7, params);
 	if (r == NULL)
 		return STORE_FAILED;
 	out->result = r;
@@ -443,6 +444,7 @@ int store_jobs_list(struct store_jobs_page *out, PGconn *conn,
 		j->culprit_subject = db_text(r, row, 13);
 		j->runs = db_int(r, row, 14);
 		j->commits_tested = db_int(r, row, 15);
+		j->group = db_text(r, row, 16);
 		out->count++;
 	}
 	return 0;

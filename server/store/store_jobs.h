@@ -142,7 +142,8 @@ int store_jobs_report(char **out, PGconn *conn, long long job_id);
 
 /* Which jobs store_jobs_list lists. */
 struct store_jobs_filter {
-	const char *repo, *testcase, *state, *verdict; /* NULL: any */
+	/* NULL: any */
+	const char *repo, *testcase, *state, *verdict, *group;
 	long long limit, offset;
 };
 
@@ -152,6 +153,7 @@ struct store_jobs_row {
 	const char *state, *verdict, *repo, *testcase;
 	const char *good_sha, *bad_sha, *culprit, *culprit_subject;
 	const char *created_at, *finished_at;
+	const char *group; /* the machines it runs on */
 	double change_pct;
 	long long age_seconds;		/* since it was created */
 	long long runs, commits_tested; /* as the job's page counts them */

@@ -80,7 +80,7 @@ def jobs_list_filters_pages_and_refuses_bad_filters(env):
     j = got["jobs"][0]
     eq(sorted(j), sorted(["id", "state", "verdict", "repo", "testcase", "good", "bad",
                           "culprit", "change_pct", "created_at", "finished_at", "runs",
-                          "commits_tested"]),
+                          "commits_tested", "group"]),
        "job summary fields")
     eq((j["id"], j["state"], j["verdict"], j["repo"], j["testcase"], j["good"], j["bad"],
         j["culprit"], j["change_pct"]),

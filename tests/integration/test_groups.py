@@ -122,5 +122,23 @@ def a_job_runs_only_on_workers_of_its_group(env):
               "the runs of the job of group a: %r"
               % runs_by_worker(svc, job_a))
         eq(len(runs_by_worker(svc, job_a)), 1, "workers of the job of a")
+
+        # The list says each job's group and takes one to filter by.
+        listed = svc.api.ok("GET", "/api/v1/jobs?limit=100",
+                            token=svc.read_token)["jobs"]
+        eq({j["id"]: j["group"] for j in listed if j["id"] in (job_a, job_b)},
+           {job_a: "a", job_b: "b"}, "groups in the list")
+        of_b = svc.api.ok("GET", "/api/v1/jobs?group=b&limit=100",
+                          token=svc.read_token)
+        check(of_b["total"] >= 1 and all(j["group"] == "b"
+                                          for j in of_b["jobs"]),
+              "the jobs of group b: %r" % of_b)
+        check(job_b in [j["id"] for j in of_b["jobs"]] and
+              job_a not in [j["id"] for j in of_b["jobs"]],
+              "the list of group b holds b's job, not a's")
+        status, reply = svc.api.call("GET", "/api/v1/jobs?group=a%09b",
+                                     token=svc.read_token)
+        eq((status, reply["error"]["code"]), (400, "invalid_query"),
+           "a group with a control character in the query")
     finally:
         svc.stop()

@@ -67,6 +67,9 @@ static void test_validate__groups(void **state)
 	assert_true(validate_group("rack 7 (x86, caf\xc3\xa9)"));
 	assert_false(validate_group(""));
 	assert_false(validate_group("a\tb"));
+	assert_false(validate_group("caf\xe9")); /* Latin-1, not UTF-8 */
+	assert_false(validate_group("a\xc3"));	 /* cut short */
+	assert_false(validate_group("a\x7f"));	 /* DEL */
 	assert_false(validate_group("a\nb"));
 	memset(longest, 'g', sizeof(longest));
 	longest[VALIDATE_GROUP_MAX] = '\0';
