@@ -17,12 +17,10 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-import harness  # noqa: E402
-from test_web import Browser  # noqa: E402
+import benchlib
+from benchlib import harness
+from test_web import Browser  # noqa: E402  (benchlib puts it on the path)
 
 
 # Issue 14's target for a job's answer with 64 connections.
@@ -72,6 +70,47 @@ def copy_jobs(svc, job, count):
     return int(svc.psql("select count(*) from jobs"))
 
 
+def measure(svc, root, args):
+    """Runs wrk against each page of `svc`; whether the target is met."""
+    job, done = finished_job(svc, root)
+    total = copy_jobs(svc, job, args.jobs)
+    print("jobs in the database: %d; measured job %d: %d commits,"
+          " %d runs" % (total, job, done["candidates"], done["runs"]))
+    browser = Browser(svc.url).sign_in(svc.read_token)
+    cookie = "Cookie: " + "; ".join(
+        "%s=%s" % kv for kv in browser.cookies.items())
+    bearer = "Authorization: Bearer " + svc.read_token
+    # The bootstrap admin token is compared in memory: its row shows
+    # what the token lookup of the row above costs.
+    admin = "Authorization: Bearer " + harness.ADMIN
+    targets = [("/healthz", "/healthz", bearer),
+               ("/api/v1/jobs/{id}", "/api/v1/jobs/%d" % job, bearer),
+               ("/api/v1/jobs/{id}, bootstrap admin token",
+                "/api/v1/jobs/%d" % job, admin),
+               ("dashboard /", "/", cookie)]
+    results = {}
+    for name, path, header in targets:
+        results[name] = wrk(svc.url + path, header, args.seconds,
+                            args.connections)
+    base = results["/healthz"]["rps"]
+    print("| route | requests/s | p99 | share of /healthz | non-2xx |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for name, _, _ in targets:
+        r = results[name]
+        print("| %s | %.0f | %.1f ms | %.1f%% | %d |" % (
+            name, r["rps"], r["p99_ms"], 100.0 * r["rps"] / base,
+            r["non2xx"]))
+        if r["socket_errors"]:
+            print("  %s: %s" % (name, r["socket_errors"]))
+    job_rps = results["/api/v1/jobs/{id}"]
+    met = (job_rps["rps"] >= TARGET_SHARE * base and
+           job_rps["p99_ms"] < TARGET_P99_MS and job_rps["non2xx"] == 0)
+    print("target (GET /api/v1/jobs/{id} at >= %d%% of /healthz, p99"
+          " under %d ms, all 2xx): %s" % (
+              100 * TARGET_SHARE, TARGET_P99_MS, "met" if met else "MISSED"))
+    return met
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=10000)
@@ -81,60 +120,14 @@ def main():
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("http_jobs: wrk is not installed (scripts/install-deps)")
-    root = tempfile.mkdtemp(prefix="sbbench-http-")
-    cluster = harness.Cluster(root)
-    svc = None
-    met = False
-    try:
-        # wrk's connections all come from 127.0.0.1: the limit per
-        # address must let them in.
-        svc = harness.Service(
-            root, cluster, "web", worker=False, server_bin=args.server,
-            extra_args=["--max-connections-per-ip",
-                        str(args.connections + 16)])
-        job, done = finished_job(svc, root)
-        total = copy_jobs(svc, job, args.jobs)
-        print("jobs in the database: %d; measured job %d: %d commits,"
-              " %d runs" % (total, job, done["candidates"], done["runs"]))
-        browser = Browser(svc.url).sign_in(svc.read_token)
-        cookie = "Cookie: " + "; ".join(
-            "%s=%s" % kv for kv in browser.cookies.items())
-        bearer = "Authorization: Bearer " + svc.read_token
-        # The bootstrap admin token is compared in memory: its row shows
-        # what the token lookup of the row above costs.
-        admin = "Authorization: Bearer " + harness.ADMIN
-        targets = [("/healthz", "/healthz", bearer),
-                   ("/api/v1/jobs/{id}", "/api/v1/jobs/%d" % job, bearer),
-                   ("/api/v1/jobs/{id}, bootstrap admin token",
-                    "/api/v1/jobs/%d" % job, admin),
-                   ("dashboard /", "/", cookie)]
-        results = {}
-        for name, path, header in targets:
-            results[name] = wrk(svc.url + path, header, args.seconds,
-                                args.connections)
-        base = results["/healthz"]["rps"]
-        print("| route | requests/s | p99 | share of /healthz | non-2xx |")
-        print("| --- | ---: | ---: | ---: | ---: |")
-        for name, _, _ in targets:
-            r = results[name]
-            print("| %s | %.0f | %.1f ms | %.1f%% | %d |" % (
-                name, r["rps"], r["p99_ms"], 100.0 * r["rps"] / base,
-                r["non2xx"]))
-            if r["socket_errors"]:
-                print("  %s: %s" % (name, r["socket_errors"]))
-        job_rps = results["/api/v1/jobs/{id}"]
-        met = (job_rps["rps"] >= TARGET_SHARE * base and
-               job_rps["p99_ms"] < TARGET_P99_MS and job_rps["non2xx"] == 0)
-        print("target (GET /api/v1/jobs/{id} at >= %d%% of /healthz, p99"
-              " under %d ms, all 2xx): %s" % (
-                  100 * TARGET_SHARE, TARGET_P99_MS,
-                  "met" if met else "MISSED"))
-    finally:
-        if svc is not None:
-            svc.stop()
-        cluster.stop()
-        shutil.rmtree(root, ignore_errors=True)
-    return 0 if met else 1
+    # wrk's connections all come from 127.0.0.1: the limit per address
+    # must let them in.
+    limit = ["--max-connections-per-ip", str(args.connections + 16)]
+    with benchlib.private_cluster() as (root, cluster):
+        with benchlib.service_on(root, cluster, "web",
+                                 server_bin=args.server,
+                                 extra_args=limit) as (svc, _):
+            return 0 if measure(svc, root, args) else 1
 
 
 if __name__ == "__main__":
