@@ -128,22 +128,26 @@ void jobcache_forget_all(void)
 	pthread_mutex_unlock(&lock);
 }
 
+/* The listener listens, or not any more: either way what was kept may
+ * have missed a notification. */
+static void set_live(bool now_live)
+{
+	pthread_mutex_lock(&lock);
+	live = now_live;
+	generation++;
+	pthread_mutex_unlock(&lock);
+}
+
 static void listening(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&lock);
-	live = true;
-	generation++;
-	pthread_mutex_unlock(&lock);
+	set_live(true);
 }
 
 static void lost(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&lock);
-	live = false;
-	generation++;
-	pthread_mutex_unlock(&lock);
+	set_live(false);
 }
 
 bool jobcache_generation(unsigned long *out)

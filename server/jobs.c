@@ -459,18 +459,23 @@ static void no_job(struct field_errors *errors, long long job_id)
 	fields_add(errors, "", 404, "not_found", "no job %lld", job_id);
 }
 
+/* Why jobs_json gave no job: the database failed, or there is none. */
+static int no_answer(struct field_errors *errors, long long job_id,
+		     bool failed)
+{
+	if (failed)
+		return JOBS_DB_FAILED;
+	no_job(errors, job_id);
+	return JOBS_REFUSED;
+}
+
 int jobs_get(json_t **out, PGconn *conn, long long job_id,
 	     struct field_errors *errors)
 {
 	bool failed;
 
 	*out = jobs_json(conn, job_id, &failed);
-	if (*out != NULL)
-		return 0;
-	if (failed)
-		return JOBS_DB_FAILED;
-	no_job(errors, job_id);
-	return JOBS_REFUSED;
+	return *out != NULL ? 0 : no_answer(errors, job_id, failed);
 }
 
 int jobs_get_text(char **out, PGconn *conn, long long job_id,
@@ -485,12 +490,8 @@ int jobs_get_text(char **out, PGconn *conn, long long job_id,
 	if (*out != NULL)
 		return 0;
 	answer = jobs_json_clocked(conn, job_id, &failed, &clock);
-	if (answer == NULL) {
-		if (failed)
-			return JOBS_DB_FAILED;
-		no_job(errors, job_id);
-		return JOBS_REFUSED;
-	}
+	if (answer == NULL)
+		return no_answer(errors, job_id, failed);
 	jobcache_keep(&ticket, answer, &clock);
 	*out = json_dumps(answer, HTTP_JSON_FLAGS);
 	json_decref(answer);
