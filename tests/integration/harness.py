@@ -1,6 +1,7 @@
 """Real parts for statbisect's integration tests: a private PostgreSQL
 cluster (scripts/pg-local), the built server and worker binaries, real git
 repositories, and an HTTP client.  No part is mocked."""
+import contextlib
 import email
 import email.policy
 import glob
@@ -364,6 +365,42 @@ def eq(got, want, what):
 def check(cond, what):
     if not cond:
         raise AssertionError(what)
+
+
+def runs_stored_once(svc, ids):
+    """No run of jobs `ids` (a "1,2,3" list) stored twice: never more
+    runs of a commit than its task planned, and no task with runs of two
+    workers."""
+    eq(svc.psql("select count(*) from (select r.task_id, r.commit_idx,"
+                " count(*) as n from runs r where r.job_id in (%s)"
+                " group by r.task_id, r.commit_idx) x"
+                " join tasks t on t.id = x.task_id"
+                " where x.n > (select sum((e->>'runs')::int)"
+                " from jsonb_array_elements(t.plan) e"
+                " where (e->>'idx')::int = x.commit_idx)" % ids),
+       "0", "commits of a task with more runs than planned")
+    eq(svc.psql("select count(*) from (select task_id from runs"
+                " where job_id in (%s) group by task_id"
+                " having count(distinct worker_id) > 1) x" % ids),
+       "0", "tasks whose runs come from two workers")
+
+
+@contextlib.contextmanager
+def two_servers(env, name):
+    """Two servers without workers, `name`a and `name`b, on one new
+    database `name`; both stopped afterwards."""
+    conninfo = env.cluster.database(name)
+    one = Service(env.root, env.cluster, name + "a", worker=False,
+                  conninfo=conninfo)
+    try:
+        two = Service(env.root, env.cluster, name + "b", worker=False,
+                      conninfo=conninfo)
+        try:
+            yield one, two
+        finally:
+            two.stop()
+    finally:
+        one.stop()
 
 
 class Env:

@@ -8,7 +8,8 @@ import os
 import re
 import time
 
-from harness import Service, bench_repo, check, eq, test, wait_for
+from harness import (Service, bench_repo, check, eq, test, two_servers,
+                     wait_for)
 
 P = "jobcache"
 # A notification reaches the server in milliseconds; far under this.
@@ -107,13 +108,7 @@ def a_kept_answer_follows_changes_the_server_did_not_make(env):
 @test
 def a_change_through_another_server_is_seen_at_once(env):
     name = P + "2"
-    conninfo = env.cluster.database(name)
-    one = Service(env.root, env.cluster, name + "a", worker=False,
-                  conninfo=conninfo)
-    two = None
-    try:
-        two = Service(env.root, env.cluster, name + "b", worker=False,
-                      conninfo=conninfo)
+    with two_servers(env, name) as (one, two):
         job = a_job(env, one, name)
         eq(kept(one, job)["state"], "queued", "state on the first server")
         two.api.ok("DELETE", "/api/v1/jobs/%d" % job,
@@ -149,10 +144,6 @@ def a_change_through_another_server_is_seen_at_once(env):
                    token=one.submit_token)
         eq(get(one, other)["state"], "cancelled",
            "the state read right after the cancel")
-    finally:
-        if two is not None:
-            two.stop()
-        one.stop()
 
 
 @test

@@ -21,7 +21,7 @@ import signal
 import subprocess
 
 from harness import (BIN_DIR, Service, Skip, bench_repo, check, eq,
-                     rand_index, test, wait_for)
+                     rand_index, runs_stored_once, test, wait_for)
 
 P = "mhost"
 COMMITS = 12
@@ -158,20 +158,7 @@ def checks(svc, done, shas, culprits, workers_of):
            % job)
         eq({r["worker"] for r in counted}, {d["machine"]["name"]},
            "job %d: the machine of its counted runs" % job)
-    # No run stored twice: never more runs of a commit than its task
-    # planned, nor two tasks' runs of one upload.
-    eq(svc.psql("select count(*) from (select r.task_id, r.commit_idx,"
-                " count(*) as n from runs r where r.job_id in (%s)"
-                " group by r.task_id, r.commit_idx) x"
-                " join tasks t on t.id = x.task_id"
-                " where x.n > (select sum((e->>'runs')::int)"
-                " from jsonb_array_elements(t.plan) e"
-                " where (e->>'idx')::int = x.commit_idx)" % ids),
-       "0", "commits of a task with more runs than planned")
-    eq(svc.psql("select count(*) from (select task_id from runs"
-                " where job_id in (%s) group by task_id"
-                " having count(distinct worker_id) > 1) x" % ids),
-       "0", "tasks whose runs come from two workers")
+    runs_stored_once(svc, ids)
 
 
 @test
