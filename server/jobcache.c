@@ -82,7 +82,7 @@ char *jobcache_lookup(struct jobcache_ticket *ticket, long long job_id)
 }
 
 void jobcache_keep(const struct jobcache_ticket *ticket, const json_t *answer,
-		   const struct jobs_clock *clock)
+		   const char *written, const struct jobs_clock *clock)
 {
 	struct slot *s = slot_of(ticket->job_id);
 	json_t *copy = NULL, *old = NULL;
@@ -93,7 +93,7 @@ void jobcache_keep(const struct jobcache_ticket *ticket, const json_t *answer,
 	/* An answer that time does not change is kept written; another
 	 * as JSON, to bring its time up to date. */
 	if (!clock->ticking && !clock->estimated)
-		text = json_dumps(answer, HTTP_JSON_FLAGS);
+		text = strdup(written);
 	else
 		copy = json_deep_copy(answer);
 	if (copy == NULL && text == NULL)

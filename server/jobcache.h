@@ -44,10 +44,11 @@ struct jobcache_ticket {
  */
 char *jobcache_lookup(struct jobcache_ticket *ticket, long long job_id);
 
-/* Keeps a copy of `answer`, made with `clock` after `ticket`'s lookup,
- * unless the job's answer was forgotten since. */
+/* Keeps a copy of `answer`, made with `clock` after `ticket`'s lookup
+ * and written as `text` (with HTTP_JSON_FLAGS), unless the job's answer
+ * was forgotten since. */
 void jobcache_keep(const struct jobcache_ticket *ticket, const json_t *answer,
-		   const struct jobs_clock *clock);
+		   const char *text, const struct jobs_clock *clock);
 
 /*
  * Whether the cache keeps anything now (its listener listens), and in

@@ -492,8 +492,9 @@ int jobs_get_text(char **out, PGconn *conn, long long job_id,
 	answer = jobs_json_clocked(conn, job_id, &failed, &clock);
 	if (answer == NULL)
 		return no_answer(errors, job_id, failed);
-	jobcache_keep(&ticket, answer, &clock);
 	*out = json_dumps(answer, HTTP_JSON_FLAGS);
+	if (*out != NULL)
+		jobcache_keep(&ticket, answer, *out, &clock);
 	json_decref(answer);
 	return 0;
 }
