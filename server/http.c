@@ -15,6 +15,7 @@
 #include "httpwait.h"
 #include "id.h"
 #include "jobcache.h"
+#include "listcache.h"
 #include "log.h"
 #include "reqcount.h"
 #include "tokens.h"
@@ -248,6 +249,8 @@ static void forget_written(const struct http_route *route,
 		jobcache_forget(job_id);
 	else
 		jobcache_forget_all();
+	/* Whichever job it wrote may have moved between the lists. */
+	listcache_forget_all();
 }
 
 /* Whether the (percent-decoded) path is UTF-8 text: the ids and names

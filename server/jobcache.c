@@ -175,6 +175,9 @@ static void note(const char *payload, void *arg)
 	long long job_id;
 
 	(void)arg;
+	/* Lists only: the job's own id comes with it. */
+	if (strcmp(payload, STORE_NOTE_LIST) == 0)
+		return;
 	errno = 0;
 	job_id = strtoll(payload, &end, 10);
 	if (payload[0] < '0' || payload[0] > '9' || *end != '\0' ||

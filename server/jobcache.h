@@ -8,7 +8,8 @@
  * in its transaction (sql/170_job_notify.sql), whichever server or
  * program made the change; this server listens (notify.h) and forgets
  * the job's answer when told.  A notification may name one job, or none
- * (any answer may have changed: all are forgotten).  Nothing is kept or
+ * (any answer may have changed: all are forgotten); STORE_NOTE_LIST is
+ * for listcache.h only.  Nothing is kept or
  * given while the listening connection is down, and reconnecting forgets
  * everything, since notifications sent meanwhile are lost.  A request
  * that may have written (any method but GET and HEAD, but a worker's)

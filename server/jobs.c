@@ -9,6 +9,7 @@
 #include "db.h"
 #include "gitrepo.h"
 #include "jobcache.h"
+#include "listcache.h"
 #include "log.h"
 #include "mirror.h"
 #include "report.h"
@@ -592,5 +593,5 @@ int jobs_report(char **out, PGconn *conn, long long job_id,
 int jobs_list(struct store_jobs_page *out, PGconn *conn,
 	      const struct store_jobs_filter *filter)
 {
-	return store_jobs_list(out, conn, filter) < 0 ? JOBS_DB_FAILED : 0;
+	return listcache_list(out, conn, filter) < 0 ? JOBS_DB_FAILED : 0;
 }

@@ -18,6 +18,7 @@
 #include "gitrepo.h"
 #include "inbox.h"
 #include "jobcache.h"
+#include "listcache.h"
 #include "log.h"
 #include "mailer.h"
 #include "notify.h"
@@ -515,7 +516,7 @@ static int services_start(struct services *out, const struct options *opts,
 	if (out->tasks_queued == NULL)
 		return -1;
 	out->jobs_changed =
-	    notify_start_notes(STORE_CHANNEL_JOBS, &jobcache_listener, NULL);
+	    notify_start_notes(STORE_CHANNEL_JOBS, &listcache_listener, NULL);
 	if (out->jobs_changed == NULL)
 		return -1;
 	out->mailer = mailer_start();
@@ -542,6 +543,7 @@ static void services_stop(struct services *services)
 	http_stop(services->http);
 	notify_stop(services->jobs_changed);
 	jobcache_clear();
+	listcache_clear();
 	free(services->routes);
 	mailer_stop(services->mailer);
 	inbox_stop();

@@ -148,6 +148,15 @@ static void render_process(struct strbuf *out,
 	     cache->misses},
 	    {"statbisect_jobcache_kept_total", "Job answers kept.",
 	     cache->kept},
+	    {"statbisect_listcache_hits_total",
+	     "Pages of jobs (the dashboard, GET /api/v1/jobs) given from the "
+	     "list cache.",
+	     proc->lists.hits},
+	    {"statbisect_listcache_joined_total",
+	     "Of them, pages that waited for another request's read.",
+	     proc->lists.joined},
+	    {"statbisect_listcache_misses_total",
+	     "Pages of jobs read from the database.", proc->lists.misses},
 	    {"statbisect_claims_woken_total",
 	     "Waiting claims woken by a task queued for their group.",
 	     proc->claims_woken}};
@@ -199,6 +208,7 @@ void metrics_get(struct http_response *res, struct http_request *req)
 	proc.requests = requests;
 	proc.request_count = count;
 	jobcache_stats(&proc.cache);
+	listcache_stats(&proc.lists);
 	proc.claims_woken = http_woken(req->server, &proc.claims_waiting);
 	if (metrics_render(&text, &db, &proc) < 0) {
 		http_error(res, 500, "internal", "out of memory");

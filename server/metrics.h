@@ -10,6 +10,7 @@
 
 #include "http.h"
 #include "jobcache.h"
+#include "listcache.h"
 #include "store/store_metrics.h"
 
 /* The upper bounds (seconds) of the job duration histogram's buckets,
@@ -22,6 +23,7 @@ struct metrics_process {
 	const struct http_count *requests; /* HTTP requests answered */
 	size_t request_count;
 	struct jobcache_stats cache;	 /* what the job cache did */
+	struct listcache_stats lists;	 /* what the list cache did */
 	unsigned long long claims_woken; /* held claims woken by a task */
 	unsigned claims_waiting;	 /* claims held now */
 };

@@ -20,9 +20,15 @@ enum store_channel {
 	STORE_CHANNEL_OUTBOX,
 	/* What GET /api/v1/jobs/{id} answers changed
 	 * (sql/170_job_notify.sql); the payload is the job's id, or empty
-	 * when any job's answer may have changed. */
+	 * when any job's answer may have changed.  STORE_NOTE_LIST comes
+	 * besides the job's id when which jobs a list selects may have
+	 * changed (sql/180_job_list_notify.sql). */
 	STORE_CHANNEL_JOBS,
 };
+
+/* The payload on STORE_CHANNEL_JOBS of a job added, removed or moved
+ * between the lists' filters. */
+#define STORE_NOTE_LIST "list"
 
 /* Called with the payload of each notification a wait consumes. */
 typedef void store_notify_each(const char *payload, void *arg);
