@@ -27,7 +27,12 @@ struct entry {
 	long long total;
 	/* What the lookup of the fill that made it saw. */
 	unsigned long generation, seq;
-	double kept_at; /* monotonic seconds */
+	double kept_at;	      /* monotonic seconds */
+	unsigned long serial; /* which page this is */
+	/* The views made of it, and the whole seconds since kept_at when
+	 * they were made (of views that time changes). */
+	char *texts[LISTCACHE_VIEWS];
+	long long text_elapsed[LISTCACHE_VIEWS];
 	/* A fill of this key runs, begun with this lookup's figures. */
 	bool filling;
 	unsigned long fill_generation, fill_seq;
@@ -39,14 +44,25 @@ struct ticket {
 	bool live;
 };
 
+/* Which kept page a copy was made of (serial 0: none), its ages moved on
+ * by `elapsed` seconds. */
+struct stamp {
+	unsigned long serial;
+	long long elapsed;
+};
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t filled = PTHREAD_COND_INITIALIZER;
 static bool live;		 /* the listener listens */
 static unsigned long generation; /* bumped: every page forgotten */
 static unsigned long seq;	 /* bumped by each job notified */
+static unsigned long serials;	 /* of the pages kept */
 static unsigned long job_seq[LISTCACHE_JOB_SLOTS];
 static struct entry entries[LISTCACHE_ENTRIES];
 static struct listcache_stats stats;
+/* The names of listcache_names, and the generation they were read in. */
+static json_t *names[2];
+static unsigned long names_generation[2];
 
 /* The text fields of a row, which a kept block holds. */
 static const size_t text_fields[] = {
@@ -117,10 +133,11 @@ static struct store_jobs_row *pack(size_t *size,
 
 /* A copy of kept entry `e` as a page into *out, its ages `elapsed`
  * seconds on; false when out of memory. */
-static bool copy_out(struct store_jobs_page *out, const struct entry *e,
-		     long long elapsed)
+static bool copy_out(struct store_jobs_page *out, struct stamp *stamp,
+		     const struct entry *e)
 {
 	struct store_jobs_row *rows = malloc(e->size);
+	long long elapsed = (long long)(now_s() - e->kept_at);
 	size_t i, f;
 
 	if (rows == NULL)
@@ -140,6 +157,8 @@ static bool copy_out(struct store_jobs_page *out, const struct entry *e,
 	out->rows = rows;
 	out->count = e->count;
 	out->total = e->total;
+	stamp->serial = e->serial;
+	stamp->elapsed = elapsed;
 	return true;
 }
 
@@ -174,6 +193,17 @@ static struct entry *entry_of(const char *key)
 	for (p = (const unsigned char *)key; *p != '\0'; p++)
 		hash = (hash ^ *p) * 1099511628211ULL;
 	return &entries[hash % LISTCACHE_ENTRIES];
+}
+
+static void entry_free(struct entry *e)
+{
+	size_t v;
+
+	free(e->key);
+	free(e->rows);
+	for (v = 0; v < LISTCACHE_VIEWS; v++)
+		free(e->texts[v]);
+	memset(e, 0, sizeof(*e));
 }
 
 static unsigned long *job_slot(long long job_id)
@@ -214,8 +244,8 @@ static bool made_as_seen(const struct entry *e, const char *key,
  * another's fill, begun with what this lookup saw, makes it (1; 2 when
  * out of memory); else marks the entry filled by this lookup (0).
  */
-static int lookup(struct store_jobs_page *out, struct entry *e,
-		  const char *key, const struct ticket *t)
+static int lookup(struct store_jobs_page *out, struct stamp *stamp,
+		  struct entry *e, const char *key, const struct ticket *t)
 {
 	struct timespec deadline;
 
@@ -229,16 +259,12 @@ static int lookup(struct store_jobs_page *out, struct entry *e,
 		if (made_as_seen(e, key, t, false)) {
 			stats.joined++;
 			stats.hits++;
-			return copy_out(out, e,
-					(long long)(now_s() - e->kept_at))
-				   ? 1
-				   : 2;
+			return copy_out(out, stamp, e) ? 1 : 2;
 		}
 	}
 	if (fresh(e, key)) {
 		stats.hits++;
-		return copy_out(out, e, (long long)(now_s() - e->kept_at)) ? 1
-									   : 2;
+		return copy_out(out, stamp, e) ? 1 : 2;
 	}
 	stats.misses++;
 	if (e->key == NULL || strcmp(e->key, key) != 0) {
@@ -246,9 +272,7 @@ static int lookup(struct store_jobs_page *out, struct entry *e,
 
 		if (copy == NULL)
 			return 0;
-		free(e->key);
-		free(e->rows);
-		memset(e, 0, sizeof(*e));
+		entry_free(e);
 		e->key = copy;
 	}
 	e->filling = true;
@@ -259,10 +283,12 @@ static int lookup(struct store_jobs_page *out, struct entry *e,
 
 /* Under the lock: keeps the page read after the lookup `t` (NULL: the
  * read failed) and wakes the lookups waiting for it. */
-static void keep(struct entry *e, const char *key, const struct ticket *t,
-		 struct store_jobs_row *block, size_t size,
-		 const struct store_jobs_page *page)
+static void keep(struct stamp *stamp, struct entry *e, const char *key,
+		 const struct ticket *t, struct store_jobs_row *block,
+		 size_t size, const struct store_jobs_page *page)
 {
+	size_t v;
+
 	/* A page made from a later lookup is kept rather than this. */
 	bool later = e->rows != NULL &&
 		     (e->generation > t->generation ||
@@ -273,6 +299,10 @@ static void keep(struct entry *e, const char *key, const struct ticket *t,
 	if (block != NULL && e->key != NULL && strcmp(e->key, key) == 0 &&
 	    !later) {
 		free(e->rows);
+		for (v = 0; v < LISTCACHE_VIEWS; v++) {
+			free(e->texts[v]);
+			e->texts[v] = NULL;
+		}
 		e->rows = block;
 		e->size = size;
 		e->count = page->count;
@@ -280,6 +310,9 @@ static void keep(struct entry *e, const char *key, const struct ticket *t,
 		e->generation = t->generation;
 		e->seq = t->seq;
 		e->kept_at = now_s();
+		e->serial = ++serials;
+		stamp->serial = e->serial;
+		stamp->elapsed = 0;
 		block = NULL;
 	}
 	free(block);
@@ -287,37 +320,137 @@ static void keep(struct entry *e, const char *key, const struct ticket *t,
 	pthread_cond_broadcast(&filled);
 }
 
-int listcache_list(struct store_jobs_page *out, PGconn *conn,
-		   const struct store_jobs_filter *filter)
+/* The page of `filter` (whose key is `key`, kept in `e`) into *out, and
+ * which kept page it is into *stamp. */
+static int page_get(struct store_jobs_page *out, struct stamp *stamp,
+		    PGconn *conn, const struct store_jobs_filter *filter,
+		    const char *key, struct entry *e)
 {
 	struct store_jobs_row *block = NULL;
-	char *key = key_of(filter);
 	struct ticket t;
-	struct entry *e;
 	size_t size = 0;
 	int rc;
 
-	if (key == NULL)
-		return store_jobs_list(out, conn, filter);
-	e = entry_of(key);
+	stamp->serial = 0;
 	pthread_mutex_lock(&lock);
 	t.generation = generation;
 	t.seq = seq;
 	t.live = live;
-	rc = t.live ? lookup(out, e, key, &t) : 0;
+	rc = t.live ? lookup(out, stamp, e, key, &t) : 0;
 	pthread_mutex_unlock(&lock);
-	if (rc == 1 || !t.live) {
-		free(key);
+	if (rc == 1 || !t.live)
 		return rc == 1 ? 0 : store_jobs_list(out, conn, filter);
-	}
 	rc = rc == 2 ? STORE_FAILED : store_jobs_list(out, conn, filter);
 	if (rc == 0)
 		block = pack(&size, out);
 	pthread_mutex_lock(&lock);
-	keep(e, key, &t, block, size, out);
+	keep(stamp, e, key, &t, block, size, out);
 	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+int listcache_list(struct store_jobs_page *out, PGconn *conn,
+		   const struct store_jobs_filter *filter)
+{
+	char *key = key_of(filter);
+	struct stamp stamp;
+	int rc;
+
+	if (key == NULL)
+		return store_jobs_list(out, conn, filter);
+	rc = page_get(out, &stamp, conn, filter, key, entry_of(key));
 	free(key);
 	return rc;
+}
+
+/* Under the lock: a copy of view `view` of key's page into *out when one
+ * is kept that still holds. */
+static bool text_lookup(struct listcache_text *out, struct entry *e,
+			const char *key, int view, bool timeless)
+{
+	if (view < 0 || view >= LISTCACHE_VIEWS || !live || !fresh(e, key) ||
+	    e->texts[view] == NULL ||
+	    (!timeless &&
+	     e->text_elapsed[view] != (long long)(now_s() - e->kept_at)))
+		return false;
+	out->text = strdup(e->texts[view]);
+	if (out->text == NULL)
+		return false;
+	out->total = e->total;
+	out->count = e->count;
+	stats.hits++;
+	return true;
+}
+
+int listcache_text(struct listcache_text *out, PGconn *conn,
+		   const struct store_jobs_filter *filter, int view,
+		   bool timeless, listcache_render *render, const void *arg)
+{
+	struct store_jobs_page page;
+	char *key = key_of(filter);
+	struct stamp stamp;
+	struct entry *e;
+	bool hit;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (key == NULL)
+		return STORE_FAILED;
+	e = entry_of(key);
+	pthread_mutex_lock(&lock);
+	hit = text_lookup(out, e, key, view, timeless);
+	pthread_mutex_unlock(&lock);
+	if (!hit && (rc = page_get(&page, &stamp, conn, filter, key, e)) < 0) {
+		free(key);
+		return rc;
+	}
+	if (!hit) {
+		out->text = render(&page, filter, arg);
+		out->total = page.total;
+		out->count = page.count;
+		store_jobs_page_clear(&page);
+	}
+	pthread_mutex_lock(&lock);
+	if (!hit && out->text != NULL && stamp.serial != 0 &&
+	    e->serial == stamp.serial && view >= 0 && view < LISTCACHE_VIEWS) {
+		free(e->texts[view]);
+		e->texts[view] = strdup(out->text);
+		e->text_elapsed[view] = stamp.elapsed;
+	}
+	pthread_mutex_unlock(&lock);
+	free(key);
+	return out->text != NULL ? 0 : STORE_FAILED;
+}
+
+json_t *listcache_names(bool testcases, json_t *(*load)(bool testcases))
+{
+	unsigned long seen;
+	json_t *got = NULL, *copy, *old = NULL;
+	bool was_live;
+
+	pthread_mutex_lock(&lock);
+	seen = generation;
+	was_live = live;
+	if (live && names[testcases] != NULL &&
+	    names_generation[testcases] == generation)
+		got = json_deep_copy(names[testcases]);
+	pthread_mutex_unlock(&lock);
+	if (got != NULL)
+		return got;
+	got = load(testcases);
+	if (got == NULL || !was_live || (copy = json_deep_copy(got)) == NULL)
+		return got;
+	pthread_mutex_lock(&lock);
+	if (live && generation == seen) {
+		old = names[testcases];
+		names[testcases] = copy;
+		names_generation[testcases] = seen;
+		copy = NULL;
+	}
+	pthread_mutex_unlock(&lock);
+	json_decref(copy);
+	json_decref(old);
+	return got;
 }
 
 void listcache_forget_all(void)
@@ -384,10 +517,11 @@ void listcache_clear(void)
 	size_t i;
 
 	pthread_mutex_lock(&lock);
-	for (i = 0; i < LISTCACHE_ENTRIES; i++) {
-		free(entries[i].key);
-		free(entries[i].rows);
-		memset(&entries[i], 0, sizeof(entries[i]));
+	for (i = 0; i < LISTCACHE_ENTRIES; i++)
+		entry_free(&entries[i]);
+	for (i = 0; i < 2; i++) {
+		json_decref(names[i]);
+		names[i] = NULL;
 	}
 	live = false;
 	generation++;

@@ -23,7 +23,9 @@
 #ifndef STATBISECT_LISTCACHE_H
 #define STATBISECT_LISTCACHE_H
 
+#include <jansson.h>
 #include <libpq-fe.h>
+#include <stdbool.h>
 
 #include "notify.h"
 #include "store/store_jobs.h"
@@ -36,6 +38,49 @@
  */
 int listcache_list(struct store_jobs_page *out, PGconn *conn,
 		   const struct store_jobs_filter *filter);
+
+/* The views of a page kept with it. */
+enum listcache_view {
+	LISTCACHE_API = 0, /* GET /api/v1/jobs's answer */
+	/* The dashboard of a reader; + 1 of a submitter, + 2 of an admin. */
+	LISTCACHE_DASHBOARD = 1,
+	LISTCACHE_VIEWS = 4 /* a view kept nowhere */
+};
+
+/* A view of `page`, the page of `filter`, made with `arg` (malloc'd
+ * text; NULL when it cannot be made). */
+typedef char *listcache_render(const struct store_jobs_page *page,
+			       const struct store_jobs_filter *filter,
+			       const void *arg);
+
+/* A view of a page, with what a caller shows around it. */
+struct listcache_text {
+	char *text; /* malloc'd */
+	long long total;
+	size_t count;
+};
+
+/*
+ * View `view` of the page of jobs `filter` selects into *out: the text
+ * `render` made of it with `arg`, kept with the page (while the page is
+ * kept and, unless `timeless`, within the same whole second of its
+ * ages; never for LISTCACHE_VIEWS).  A kept view is the same for every
+ * caller: `arg` must hold nothing that differs between the callers of
+ * one view.  STORE_FAILED when the database failed or the view could
+ * not be made.
+ */
+int listcache_text(struct listcache_text *out, PGconn *conn,
+		   const struct store_jobs_filter *filter, int view,
+		   bool timeless, listcache_render *render, const void *arg);
+
+/*
+ * The names of the live repositories (testcases: of the testcases) that
+ * the filters offer, as a JSON array (a new reference), kept until any
+ * list changes (sql/180_job_list_notify.sql notifies a repository or
+ * testcase added, renamed or deleted); `load` reads them (NULL when the
+ * database failed, then NULL is returned).
+ */
+json_t *listcache_names(bool testcases, json_t *(*load)(bool testcases));
 
 /* Forgets every page (a request that may have written any job). */
 void listcache_forget_all(void);

@@ -21,6 +21,7 @@
 struct tokencache_ticket {
 	unsigned char digest[32];
 	unsigned long generation;
+	double at; /* monotonic seconds */
 	bool live;
 };
 
@@ -32,5 +33,21 @@ bool tokencache_lookup(struct tokencache_ticket *ticket,
  * forgotten since. */
 void tokencache_keep(const struct tokencache_ticket *ticket,
 		     const struct token_identity *who);
+
+/*
+ * Web sessions are kept the same way, by the SHA-256 of their cookie's
+ * secret, until they expire, and forgotten with the tokens: a session
+ * signed out or removed anywhere notifies (sql/180_job_list_notify.sql).
+ * The session of `secret` into *out when it is kept (true).
+ */
+bool tokencache_session_lookup(struct tokencache_ticket *ticket,
+			       struct token_session *out, const char *secret);
+
+/* Keeps `session`, read after `ticket`'s lookup and expiring
+ * `expires_in` seconds after that read, unless everything was forgotten
+ * since. */
+void tokencache_session_keep(const struct tokencache_ticket *ticket,
+			     const struct token_session *session,
+			     double expires_in);
 
 #endif

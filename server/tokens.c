@@ -186,12 +186,15 @@ bool tokens_is_web_secret(const char *s)
 
 int tokens_session_find(struct token_session *out, const char *secret)
 {
+	struct tokencache_ticket ticket;
 	struct store_session session;
 	enum http_role role;
 	int error;
 
 	memset(out, 0, sizeof(*out));
 	if (!tokens_is_web_secret(secret))
+		return 0;
+	if (tokencache_session_lookup(&ticket, out, secret))
 		return 0;
 	error = store_sessions_find(&session, db_conn(), secret);
 	if (error == STORE_NOT_FOUND)
@@ -203,6 +206,8 @@ int tokens_session_find(struct token_session *out, const char *secret)
 	out->token_id = session.token_id;
 	snprintf(out->csrf, sizeof(out->csrf), "%s", session.csrf);
 	snprintf(out->name, sizeof(out->name), "%s", session.name);
+	if (out->role != ROLE_NONE)
+		tokencache_session_keep(&ticket, out, session.expires_in);
 	store_session_clear(&session);
 	return 0;
 }

@@ -231,6 +231,38 @@ static json_t *session_json(const struct web_session *s, const char *nav)
 			 s->role >= ROLE_ADMIN, "nav", items);
 }
 
+int web_render_text(char **out, const char *name, json_t *context,
+		    const struct web_session *session, const char *nav)
+{
+	int rc;
+
+	*out = NULL;
+	if (context == NULL)
+		return -1;
+	if (session != NULL && session->valid)
+		json_object_set_new(context, "session",
+				    session_json(session, nav));
+	rc = web_render_fragment(out, name, context);
+	json_decref(context);
+	return rc;
+}
+
+void web_page(struct http_response *res, unsigned status, char *text)
+{
+	if (text == NULL) {
+		http_text(res, 500, "text/plain; charset=utf-8",
+			  "The page cannot be shown: its template is "
+			  "broken or missing (see the server log).\n");
+		return;
+	}
+	free(res->body);
+	res->status = status;
+	res->body = text;
+	res->body_len = strlen(text);
+	res->content_type = "text/html; charset=utf-8";
+	web_security_headers(res);
+}
+
 void web_render(struct http_response *res, unsigned status, const char *name,
 		json_t *context, const struct web_session *session,
 		const char *nav)
@@ -241,23 +273,8 @@ void web_render(struct http_response *res, unsigned status, const char *name,
 		http_error(res, 500, "internal", "out of memory");
 		return;
 	}
-	if (session != NULL && session->valid)
-		json_object_set_new(context, "session",
-				    session_json(session, nav));
-	if (web_render_fragment(&text, name, context) < 0) {
-		json_decref(context);
-		http_text(res, 500, "text/plain; charset=utf-8",
-			  "The page cannot be shown: its template is "
-			  "broken or missing (see the server log).\n");
-		return;
-	}
-	json_decref(context);
-	free(res->body);
-	res->status = status;
-	res->body = text;
-	res->body_len = strlen(text);
-	res->content_type = "text/html; charset=utf-8";
-	web_security_headers(res);
+	web_render_text(&text, name, context, session, nav);
+	web_page(res, status, text);
 }
 
 void web_error_page(struct http_response *res, unsigned status,

@@ -87,6 +87,15 @@ void web_signout(struct http_response *res, struct http_request *req);
  * "session" value (role, name, CSRF token, navigation) and the security
  * headers.  `nav` names the current navigation entry, or NULL.
  */
+/* web_render's page as text into *out (malloc'd): 0, or -1 (logged)
+ * with *out NULL. */
+int web_render_text(char **out, const char *name, json_t *context,
+		    const struct web_session *session, const char *nav);
+
+/* An HTML answer of `text` (stolen; NULL: the page could not be made)
+ * with `status` and the security headers. */
+void web_page(struct http_response *res, unsigned status, char *text);
+
 void web_render(struct http_response *res, unsigned status, const char *name,
 		json_t *context, const struct web_session *session,
 		const char *nav);

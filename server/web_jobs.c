@@ -4,6 +4,7 @@
  * cancel and re-run, each a thin adapter over the jobs service.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,9 @@
 #include "db.h"
 #include "id.h"
 #include "jobs.h"
+#include "listcache.h"
 #include "repos.h"
+#include "secret.h"
 #include "server.h"
 #include "strbuf.h"
 #include "testcases.h"
@@ -22,19 +25,34 @@
 static const char *const job_states[] = {
     "resolving", "queued", "running", "done", "failed", "cancelled", NULL};
 
-json_t *web_jobs_names(bool testcases, const char *selected)
+/* The names of the live repositories or testcases (listcache_names). */
+static json_t *names_load(bool testcases)
 {
 	struct field_errors errors;
-	json_t *options = json_array(), *items, *item;
+	json_t *names, *items, *item;
 	size_t i;
 
 	fields_init(&errors);
 	items = testcases ? testcases_list_json(&errors)
 			  : repos_list_json(&errors);
+	if (items == NULL)
+		return NULL;
+	names = json_array();
+	json_array_foreach(items, i, item)
+	    json_array_append(names, json_object_get(item, "name"));
+	json_decref(items);
+	return names;
+}
+
+json_t *web_jobs_names(bool testcases, const char *selected)
+{
+	json_t *options = json_array(), *items, *item;
+	size_t i;
+
+	items = listcache_names(testcases, names_load);
 	json_array_foreach(items, i, item)
 	{
-		const char *name =
-		    json_string_value(json_object_get(item, "name"));
+		const char *name = json_string_value(item);
 
 		json_array_append_new(
 		    options, json_pack("{s:s,s:b}", "name", name, "selected",
@@ -116,14 +134,121 @@ static json_t *dashboard_row(const struct store_jobs_row *j)
 			 isnan(j->change_pct) ? NULL : change, "age", age);
 }
 
+/*
+ * A dashboard is kept written (listcache.h) for each role, with marks
+ * where each view puts its own session's name and CSRF token: random,
+ * so that no job's text can hold them.  Empty when there is no
+ * randomness: then nothing is kept.
+ */
+static pthread_once_t marks_once = PTHREAD_ONCE_INIT;
+static char mark_name[40], mark_csrf[40];
+
+static void marks_init(void)
+{
+	char hex[33];
+
+	if (secret_hex(hex, 16) < 0)
+		return;
+	snprintf(mark_name, sizeof(mark_name), "sbname%s", hex);
+	snprintf(mark_csrf, sizeof(mark_csrf), "sbcsrf%s", hex);
+}
+
+/* What a dashboard shows besides its page of jobs. */
+struct dashboard_view {
+	long long page;
+	const struct web_session *session;
+};
+
+/* The dashboard of `list`, the page of `filter` (listcache_render). */
+static char *dashboard_page(const struct store_jobs_page *list,
+			    const struct store_jobs_filter *filter,
+			    const void *arg)
+{
+	const struct dashboard_view *view = arg;
+	long long page = view->page, pages;
+	json_t *jobs = json_array(), *states, *ctx;
+	char *text;
+	size_t i;
+
+	for (i = 0; i < list->count; i++)
+		json_array_append_new(jobs, dashboard_row(&list->rows[i]));
+	pages = list->total == 0
+		    ? 1
+		    : (list->total + WEB_PAGE_SIZE - 1) / WEB_PAGE_SIZE;
+	states = json_array();
+	for (i = 0; job_states[i] != NULL; i++)
+		json_array_append_new(
+		    states,
+		    json_pack("{s:s,s:b}", "name", job_states[i], "selected",
+			      filter->state == job_states[i]));
+	ctx = json_pack("{s:s,s:b,s:s,s:o,s:o,s:o,s:o,s:I,s:I,s:I}", "title",
+			"Jobs", "has_jobs", json_array_size(jobs) > 0,
+			"jobs_word", list->total == 1 ? "job" : "jobs", "jobs",
+			jobs, "repos", web_jobs_names(false, filter->repo),
+			"testcases", web_jobs_names(true, filter->testcase),
+			"states", states, "total", (json_int_t)list->total,
+			"page", (json_int_t)page, "pages", (json_int_t)pages);
+	/* Past the end: say so and link to the first page (issue 15). */
+	if (ctx != NULL && page > pages) {
+		json_object_set_new(ctx, "past_end", json_true());
+		json_object_set_new(ctx, "first_href",
+				    dashboard_href(filter->repo,
+						   filter->testcase,
+						   filter->state, 1));
+	} else if (ctx != NULL && page > 1)
+		json_object_set_new(ctx, "prev_href",
+				    dashboard_href(filter->repo,
+						   filter->testcase,
+						   filter->state, page - 1));
+	if (ctx != NULL && page < pages)
+		json_object_set_new(ctx, "next_href",
+				    dashboard_href(filter->repo,
+						   filter->testcase,
+						   filter->state, page + 1));
+	if (web_render_text(&text, "dashboard", ctx, view->session, "jobs") <
+	    0)
+		return NULL;
+	return text;
+}
+
+/* `kept` with `session`'s name and CSRF token in place of the marks
+ * (malloc'd; NULL when out of memory). */
+static char *unmark(const char *kept, const struct web_session *session)
+{
+	struct strbuf b = STRBUF_INIT;
+	const char *p = kept, *name, *csrf, *next;
+	char *out;
+
+	for (;;) {
+		name = strstr(p, mark_name);
+		csrf = strstr(p, mark_csrf);
+		next = name == NULL   ? csrf
+		       : csrf == NULL ? name
+		       : name < csrf  ? name
+				      : csrf;
+		if (next == NULL)
+			break;
+		strbuf_appendn(&b, p, (size_t)(next - p));
+		if (next == name)
+			strbuf_html(&b, session->name, strlen(session->name));
+		else
+			strbuf_html(&b, session->csrf, strlen(session->csrf));
+		p = next + strlen(mark_name);
+	}
+	strbuf_append(&b, p);
+	if (strbuf_finish(&out, NULL, &b) < 0)
+		return NULL;
+	return out;
+}
+
 void web_dashboard(struct http_response *res, struct http_request *req)
 {
 	struct store_jobs_filter filter = {.limit = WEB_PAGE_SIZE};
-	struct web_session session;
-	struct store_jobs_page list;
+	struct web_session session, marked;
+	struct dashboard_view view;
+	struct listcache_text list;
 	const char *page_text;
-	long long page = 1, pages;
-	json_t *jobs, *states, *ctx;
+	long long page = 1;
 	size_t i;
 
 	if (!web_require(&session, res, req, ROLE_READ, true))
@@ -141,48 +266,26 @@ void web_dashboard(struct http_response *res, struct http_request *req)
 	    (id_parse(&page, page_text) < 0 || page > 1000000))
 		page = 1;
 	filter.offset = (page - 1) * WEB_PAGE_SIZE;
-	if (jobs_list(&list, db_conn(), &filter) < 0) {
+	pthread_once(&marks_once, marks_init);
+	marked = session;
+	snprintf(marked.name, sizeof(marked.name), "%s", mark_name);
+	snprintf(marked.csrf, sizeof(marked.csrf), "%s", mark_csrf);
+	view.page = page;
+	view.session = mark_name[0] != '\0' ? &marked : &session;
+	/* It shows ages: kept for the second they hold. */
+	if (listcache_text(&list, db_conn(), &filter,
+			   mark_name[0] != '\0'
+			       ? LISTCACHE_DASHBOARD +
+				     (session.role - ROLE_READ)
+			       : LISTCACHE_VIEWS,
+			   false, dashboard_page, &view) < 0) {
 		web_db_failed(res, &session);
 		return;
 	}
-	jobs = json_array();
-	for (i = 0; i < list.count; i++)
-		json_array_append_new(jobs, dashboard_row(&list.rows[i]));
-	pages = list.total == 0
-		    ? 1
-		    : (list.total + WEB_PAGE_SIZE - 1) / WEB_PAGE_SIZE;
-	states = json_array();
-	for (i = 0; job_states[i] != NULL; i++)
-		json_array_append_new(
-		    states,
-		    json_pack("{s:s,s:b}", "name", job_states[i], "selected",
-			      filter.state == job_states[i]));
-	ctx = json_pack("{s:s,s:b,s:s,s:o,s:o,s:o,s:o,s:I,s:I,s:I}", "title",
-			"Jobs", "has_jobs", json_array_size(jobs) > 0,
-			"jobs_word", list.total == 1 ? "job" : "jobs", "jobs",
-			jobs, "repos", web_jobs_names(false, filter.repo),
-			"testcases", web_jobs_names(true, filter.testcase),
-			"states", states, "total", (json_int_t)list.total,
-			"page", (json_int_t)page, "pages", (json_int_t)pages);
-	/* Past the end: say so and link to the first page (issue 15). */
-	if (ctx != NULL && page > pages) {
-		json_object_set_new(ctx, "past_end", json_true());
-		json_object_set_new(ctx, "first_href",
-				    dashboard_href(filter.repo,
-						   filter.testcase,
-						   filter.state, 1));
-	} else if (ctx != NULL && page > 1)
-		json_object_set_new(ctx, "prev_href",
-				    dashboard_href(filter.repo,
-						   filter.testcase,
-						   filter.state, page - 1));
-	if (ctx != NULL && page < pages)
-		json_object_set_new(ctx, "next_href",
-				    dashboard_href(filter.repo,
-						   filter.testcase,
-						   filter.state, page + 1));
-	store_jobs_page_clear(&list);
-	web_render(res, 200, "dashboard", ctx, &session, "jobs");
+	web_page(res, 200,
+		 mark_name[0] != '\0' ? unmark(list.text, &session)
+				      : strdup(list.text));
+	free(list.text);
 }
 
 /* The job named by the path into *job_id, or false after answering with

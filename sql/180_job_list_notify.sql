@@ -26,3 +26,19 @@ CREATE TRIGGER job_list_notify_moved AFTER UPDATE OF state, verdict,
 	      OR OLD.repo_id IS DISTINCT FROM NEW.repo_id
 	      OR OLD.testcase_id IS DISTINCT FROM NEW.testcase_id)
 	EXECUTE FUNCTION job_list_notify();
+
+-- The names the dashboard's filters offer are kept with the pages: a
+-- repository or testcase added, renamed or deleted (softly: deleted_at)
+-- changes them.
+CREATE TRIGGER job_list_notify AFTER INSERT OR UPDATE OF name, deleted_at
+	OR DELETE ON repos FOR EACH STATEMENT
+	EXECUTE FUNCTION job_list_notify();
+CREATE TRIGGER job_list_notify AFTER INSERT OR UPDATE OF name, deleted_at
+	OR DELETE ON testcases FOR EACH STATEMENT
+	EXECUTE FUNCTION job_list_notify();
+
+-- Servers keep the web sessions they were shown, with the tokens
+-- (server/tokencache.h): a session signed out, or removed by any
+-- program, is forgotten by every server.
+CREATE TRIGGER job_notify AFTER UPDATE OR DELETE ON sessions
+	FOR EACH ROW EXECUTE FUNCTION job_notify_all();

@@ -188,7 +188,8 @@ int store_sessions_find(struct store_session *out, PGconn *conn,
 	r = db_exec(
 	    conn,
 	    "SELECT s.role, s.csrf_token, s.token_id,"
-	    " coalesce(t.name, 'bootstrap admin')"
+	    " coalesce(t.name, 'bootstrap admin'),"
+	    " extract(epoch FROM s.expires_at - now())::float8"
 	    " FROM sessions s LEFT JOIN tokens t ON t.id = s.token_id"
 	    " WHERE s.session_hash = " TOKEN_HASH(
 		"$1") " AND s.expires_at > now()"
@@ -201,6 +202,7 @@ int store_sessions_find(struct store_session *out, PGconn *conn,
 	out->csrf = db_text(r, 0, 1);
 	out->token_id = db_is_null(r, 0, 2) ? 0 : db_int(r, 0, 2);
 	out->name = db_text(r, 0, 3);
+	out->expires_in = db_double(r, 0, 4);
 	out->held = r;
 	return STORE_OK;
 }

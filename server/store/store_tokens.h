@@ -79,7 +79,8 @@ struct store_session {
 	long long token_id;
 	const char *role;
 	const char *csrf;
-	const char *name; /* "bootstrap admin" without a token */
+	const char *name;  /* "bootstrap admin" without a token */
+	double expires_in; /* seconds from now */
 	PGresult *held;
 };
 
