@@ -176,3 +176,62 @@ def jobs_list_and_dashboard_follow_changes_the_server_did_not_make(env):
            [(newest[1], "running", "")], "running while nobody listened")
         # It listens again, and keeps pages again.
         kept(one, browser)
+
+
+def who(page):
+    m = re.search(r'<span class="who">([^<]*) <span class="role">([a-z]+)'
+                  r'</span>', page)
+    check(m is not None, "the signed-in person in the page")
+    return html.unescape(m.group(1)), m.group(2)
+
+
+@test
+def jobs_list_dashboard_kept_shows_each_session_its_own(env):
+    name = P + "2"
+    with two_servers(env, name) as (one, two):
+        repo, shas = bench_repo(os.path.join(env.root, name + "-repo"), 4,
+                                owner=__name__ + "2")
+        one.register(name, repo, name + "-tc")
+        one.submit({"repo": name, "testcase": name + "-tc",
+                    "good": shas[0], "bad": shas[-1]})
+        reader = Browser(one.url).sign_in(one.read_token)
+        kept(one, reader)
+        submitter = Browser(one.url).sign_in(one.submit_token)
+        other_reader = Browser(one.url).sign_in(one.read_token)
+        pages = {}
+        for label, b in (("reader", reader), ("submitter", submitter),
+                         ("other reader", other_reader)):
+            before = hits(one)
+            status, _, page = b.get("/")
+            eq(status, 200, "dashboard of the " + label)
+            check(hits(one) == before + 1, "the %s's dashboard was kept"
+                  % label)
+            pages[label] = page
+        eq(who(pages["reader"]), (name + "a-read", "read"), "the reader")
+        eq(who(pages["submitter"]), (name + "a-submit", "submit"),
+           "the submitter")
+        check('href="/jobs/new">New job</a>' in pages["submitter"] and
+              'href="/jobs/new">New job</a>' not in pages["reader"],
+              "the New job button for the submitter only")
+        csrfs = {label: re.findall(r'name="csrf" value="([0-9a-f]+)"', page)
+                 for label, page in pages.items()}
+        eq(len(set(sum(csrfs.values(), []))), 3,
+           "each session its own CSRF token: %r" % csrfs)
+        eq(csrfs["reader"], [reader.csrf], "the reader's CSRF token")
+
+        # A repository registered through the other server is offered.
+        two.api.ok("POST", "/api/v1/repos", {"name": name + "-new",
+                                             "url": repo.path})
+        wait_for("the new repository in the dashboard's filter",
+                 lambda: '<option value="%s-new">' % name in reader.get(
+                     "/")[2], one, timeout=FRESH_S)
+
+        # The reader signs out through the other server (with the CSRF
+        # token this server's kept page gave): the session ends here too.
+        elsewhere = Browser(two.url)
+        elsewhere.cookies = dict(reader.cookies)
+        status, _, _ = elsewhere.post("/signout", {"csrf": reader.csrf})
+        eq(status, 303, "signed out through the other server")
+        wait_for("the session ended on this server", lambda: reader.get(
+            "/")[0] in (302, 303), one, timeout=FRESH_S)
+        eq(other_reader.get("/")[0], 200, "the other session goes on")
