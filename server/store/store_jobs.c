@@ -366,15 +366,19 @@ void store_jobs_page_clear(struct store_jobs_page *page)
  * A page of jobs: the total first; the outer join yields one row (the
  * total) even for an empty page.  Runs and tested commits count as the
  * job's page does: the runs of its machine, and the commits with a run or
- * a failed build.
+ * a failed build.  The filter is not materialized and names no table
+ * but jobs, so the page is read backwards on the primary key, stopping
+ * at its last job, and the count from an index, without joining all
+ * jobs to their repositories and testcases (1.6 ms instead of 8 to 13
+ * with 10,000 jobs, EXPLAIN ANALYZE).
  */
 /* clang-format off */
 static const char jobs_list_sql[] =
-    "WITH f AS (SELECT j.id FROM jobs j"
-    " JOIN repos rp ON rp.id = j.repo_id"
-    " JOIN testcases t ON t.id = j.testcase_id"
-    " WHERE ($1::text IS NULL OR rp.name = $1)"
-    " AND ($2::text IS NULL OR t.name = $2)"
+    "WITH f AS NOT MATERIALIZED (SELECT j.id FROM jobs j"
+    " WHERE ($1::text IS NULL OR j.repo_id IN"
+    " (SELECT rp.id FROM repos rp WHERE rp.name = $1))"
+    " AND ($2::text IS NULL OR j.testcase_id IN"
+    " (SELECT t.id FROM testcases t WHERE t.name = $2))"
     " AND ($3::text IS NULL OR j.state = $3)"
     " AND ($4::text IS NULL OR j.verdict = $4)"
     " AND ($7::text IS NULL OR j.group_name = $7)),"
