@@ -9,8 +9,13 @@ The further jobs are copies of the measured job's row made with one
 INSERT ... SELECT (they have no commits of their own): what matters is
 that the tables the pages read are as large as a busy service's.
 
+With --churn HZ, a job on the dashboard's first page changes HZ times a
+second while the lists are measured (with psql, as a busy fleet's workers
+would: every other change moves a job between the states), so that their
+pages cannot simply stay kept.
+
 Usage: bench/http_jobs.py [--jobs N] [--seconds S] [--connections C]
-                          [--server BIN]
+                          [--server BIN] [--churn HZ]
 """
 import argparse
 import os
@@ -18,6 +23,8 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
 
 import benchlib
 from benchlib import harness
@@ -72,6 +79,49 @@ def copy_jobs(svc, job, count):
     return int(svc.psql("select count(*) from jobs"))
 
 
+class Churn:
+    """Changes jobs `newest` and `newest` - 1 `hz` times a second through
+    one psql session while the `with` block runs; .count says how many
+    changes were made."""
+
+    def __init__(self, svc, newest, hz):
+        self.svc, self.newest, self.hz = svc, newest, hz
+        self.count = 0
+        self.stop = threading.Event()
+
+    def run(self):
+        psql = subprocess.Popen(["psql", self.svc.conninfo, "-Xq"],
+                                stdin=subprocess.PIPE, text=True,
+                                stdout=subprocess.DEVNULL)
+        t = time.monotonic()
+        while not self.stop.is_set():
+            if self.count % 2:
+                sql = ("update jobs set state = case state when 'done'"
+                       " then 'failed' else 'done' end where id = %d;"
+                       % (self.newest - 1))
+            else:
+                sql = ("update jobs set change_pct = %d where id = %d;"
+                       % (self.count, self.newest))
+            psql.stdin.write(sql + "\n")
+            psql.stdin.flush()
+            self.count += 1
+            t += 1.0 / self.hz
+            self.stop.wait(max(0.0, t - time.monotonic()))
+        psql.stdin.close()
+        psql.wait()
+
+    def __enter__(self):
+        if self.hz > 0:
+            self.thread = threading.Thread(target=self.run)
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.hz > 0:
+            self.stop.set()
+            self.thread.join()
+
+
 def measure(svc, root, args):
     """Runs wrk against each page of `svc`; whether the target is met."""
     job, done = finished_job(svc, root)
@@ -92,9 +142,15 @@ def measure(svc, root, args):
                ("dashboard /", "/", cookie),
                ("GET /api/v1/jobs", "/api/v1/jobs", bearer)]
     results = {}
+    newest = int(svc.psql("select max(id) from jobs"))
     for name, path, header in targets:
-        results[name] = wrk(svc.url + path, header, args.seconds,
-                            args.connections)
+        with Churn(svc, newest, args.churn if path in ("/", "/api/v1/jobs")
+                   else 0) as churn:
+            results[name] = wrk(svc.url + path, header, args.seconds,
+                                args.connections)
+        if churn.count:
+            print("%s: %d changes of jobs on its first page in %d s" % (
+                name, churn.count, args.seconds))
     base = results["/healthz"]["rps"]
     print("| route | requests/s | p99 | share of /healthz | non-2xx |")
     print("| --- | ---: | ---: | ---: | ---: |")
@@ -123,6 +179,9 @@ def main():
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--connections", type=int, default=64)
     ap.add_argument("--server", help="statbisect-server to measure")
+    ap.add_argument("--churn", type=float, default=0,
+                    help="changes a second of jobs on the lists' first"
+                    " page while they are measured")
     args = ap.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("http_jobs: wrk is not installed (scripts/install-deps)")
