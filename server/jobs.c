@@ -9,7 +9,6 @@
 #include "db.h"
 #include "gitrepo.h"
 #include "jobcache.h"
-#include "listcache.h"
 #include "log.h"
 #include "mirror.h"
 #include "report.h"
@@ -588,10 +587,4 @@ int jobs_report(char **out, PGconn *conn, long long job_id,
 		return JOBS_REFUSED;
 	}
 	return 0;
-}
-
-int jobs_list(struct store_jobs_page *out, PGconn *conn,
-	      const struct store_jobs_filter *filter)
-{
-	return listcache_list(out, conn, filter) < 0 ? JOBS_DB_FAILED : 0;
 }

@@ -169,11 +169,6 @@ int jobs_rerun(long long *out_id, PGconn *conn, long long job_id,
 int jobs_report(char **out, PGconn *conn, long long job_id,
 		struct field_errors *errors);
 
-/* A page of jobs, newest first (store_jobs_list), kept while it stays
- * what the database says (listcache.h). */
-int jobs_list(struct store_jobs_page *out, PGconn *conn,
-	      const struct store_jobs_filter *filter);
-
 /* jobs_json.c: the job as the API shows it. */
 
 /*

@@ -349,20 +349,6 @@ static int page_get(struct store_jobs_page *out, struct stamp *stamp,
 	return rc;
 }
 
-int listcache_list(struct store_jobs_page *out, PGconn *conn,
-		   const struct store_jobs_filter *filter)
-{
-	char *key = key_of(filter);
-	struct stamp stamp;
-	int rc;
-
-	if (key == NULL)
-		return store_jobs_list(out, conn, filter);
-	rc = page_get(out, &stamp, conn, filter, key, entry_of(key));
-	free(key);
-	return rc;
-}
-
 /* Under the lock: a copy of view `view` of key's page into *out when one
  * is kept that still holds. */
 static bool text_lookup(struct listcache_text *out, struct entry *e,
@@ -400,18 +386,17 @@ int listcache_text(struct listcache_text *out, PGconn *conn,
 	pthread_mutex_lock(&lock);
 	hit = text_lookup(out, e, key, view, timeless);
 	pthread_mutex_unlock(&lock);
-	if (!hit && (rc = page_get(&page, &stamp, conn, filter, key, e)) < 0) {
+	if (hit || (rc = page_get(&page, &stamp, conn, filter, key, e)) < 0) {
 		free(key);
-		return rc;
+		return hit ? 0 : rc;
 	}
-	if (!hit) {
-		out->text = render(&page, filter, arg);
-		out->total = page.total;
-		out->count = page.count;
-		store_jobs_page_clear(&page);
-	}
+	out->text = render(&page, filter, arg);
+	out->total = page.total;
+	out->count = page.count;
+	store_jobs_page_clear(&page);
+	/* Kept only with the page it was made of. */
 	pthread_mutex_lock(&lock);
-	if (!hit && out->text != NULL && stamp.serial != 0 &&
+	if (out->text != NULL && stamp.serial != 0 &&
 	    e->serial == stamp.serial && view >= 0 && view < LISTCACHE_VIEWS) {
 		free(e->texts[view]);
 		e->texts[view] = strdup(out->text);

@@ -18,7 +18,9 @@
  * is given to later lookups only while none of its jobs, and no list,
  * was notified since that lookup.  Lookups that miss a page another
  * request is already making, with nothing notified since it began, wait
- * for it rather than each asking the database the same.
+ * for it rather than each asking the database the same.  What each
+ * caller makes of a page (the API's JSON, the dashboard's HTML) is kept
+ * with it (listcache_text).
  */
 #ifndef STATBISECT_LISTCACHE_H
 #define STATBISECT_LISTCACHE_H
@@ -29,15 +31,6 @@
 
 #include "notify.h"
 #include "store/store_jobs.h"
-
-/*
- * The page of jobs `filter` selects into *out, kept or read with `conn`
- * (store_jobs_list; free it with store_jobs_page_clear).  Its jobs' ages
- * are brought up to now.  STORE_FAILED when it had to be read and the
- * database failed.
- */
-int listcache_list(struct store_jobs_page *out, PGconn *conn,
-		   const struct store_jobs_filter *filter);
 
 /* The views of a page kept with it. */
 enum listcache_view {
