@@ -89,7 +89,8 @@ static void queue_two_commit_task(long long job)
 	    {.index = 2, .runs = 3, .purpose = "search"},
 	    {.index = 0, .runs = 4, .purpose = "confirm"},
 	};
-	struct store_plan plan = {entries, 2, true};
+	struct store_plan plan = {
+	    .entries = entries, .count = 2, .interleave = true};
 
 	assert_int_equal(store_tasks_insert(db_conn(), job, &plan), 0);
 }
