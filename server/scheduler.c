@@ -52,6 +52,9 @@ static int load_options(struct sched_job *job, PGconn *conn)
 	if (job->opts.step_runs_min > job->opts.runs_max)
 		job->opts.step_runs_min = job->opts.runs_max;
 	job->opts.min_change_pct = options.min_change_pct;
+	/* Settled after several machines narrowed it, the job goes on from
+	 * the commits its machine measured (lib/spread.h). */
+	job->opts.prefer_measured = options.several_machines;
 	/* A testcase that lets a commit have many search runs lets a
 	 * confirmation have as many fresh runs a side: the engine sizes it
 	 * by the change found, so a clear change still takes a few. */
