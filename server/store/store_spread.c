@@ -167,11 +167,7 @@ int store_spread_settle(PGconn *conn, long long job_id, long long worker_id,
 		    " AND (joining OR for_worker IS DISTINCT FROM $2::bigint)",
 		    2, params) != STORE_OK)
 		return STORE_FAILED;
-	return command(conn,
-		       "UPDATE job_machines SET left_at = now()"
-		       " WHERE job_id = $1 AND left_at IS NULL"
-		       " AND worker_id IS DISTINCT FROM $2::bigint",
-		       2, params);
+	return STORE_OK;
 }
 
 /* clang-format off */

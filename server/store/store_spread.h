@@ -49,7 +49,8 @@ int store_spread_cancel_joins(PGconn *conn, long long job_id);
  * Settles job `job_id` on worker `worker_id` (0: on the next machine to
  * claim it) for `reason`: it is spread no more, bound to that worker, the
  * other machines' runs kept but superseded and their open tasks and the
- * joins withdrawn.
+ * joins withdrawn.  The machines stay listed as the job's (job_machines
+ * left_at is for a machine that was gone).
  */
 int store_spread_settle(PGconn *conn, long long job_id, long long worker_id,
 			const char *reason);

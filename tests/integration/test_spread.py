@@ -8,6 +8,7 @@ import os
 import signal
 
 from harness import Service, bench_repo, check, eq, rand_index, test, wait_for
+from test_web import Browser
 
 P = "spread"
 COMMITS = 40
@@ -96,6 +97,15 @@ def a_job_on_three_machines_names_the_culprit_on_one(env):
         eq(sorted(m["name"] for m in spread["joined"]), sorted(SCALES),
            "the machines that joined")
         check(done["machine"]["name"] in SCALES, "the settled machine")
+        # The job page says so.
+        status, _, page = Browser(svc.url).sign_in(svc.read_token).get(
+            "/jobs/%d" % job)
+        eq(status, 200, "the job page")
+        check('id="spread">up to 3' in page
+              and all('class="joined">%s<' % n in page for n in SCALES)
+              and "settled on one machine: one machine confirmed the culprit"
+              in page, "the job page shows the machines and the settling: %r"
+              % page[page.find('id="machine"'):][:900])
     finally:
         svc.stop()
 
