@@ -338,33 +338,56 @@ static int narrow(struct state *s, size_t answered)
 	return rc;
 }
 
-/* The machine that answered `x` (bad-like when `bad`), free ones first. */
-static size_t tester(const struct state *s, size_t x, bool bad)
+/* A machine that answered `x` (bad-like when `bad`), free when `idle`;
+ * SPREAD_NONE when none did. */
+static size_t tester(const struct state *s, size_t x, bool bad, bool idle)
 {
-	size_t m, found = SPREAD_NONE;
+	size_t m;
+
+	for (m = 0; m < s->machine_count; m++)
+		if (s->answers[m * s->count + x] ==
+			(bad ? ANSWER_BAD : ANSWER_GOOD) &&
+		    (!idle || s->machines[m].open_count == 0))
+			return m;
+	return SPREAD_NONE;
+}
+
+/* The machine that began the confirmation: runs of lo or hi asked of it
+ * are out, or it has fresh runs of either; SPREAD_NONE when none did. */
+static size_t confirming(const struct state *s)
+{
+	size_t m;
 
 	for (m = 0; m < s->machine_count; m++) {
-		if (s->answers[m * s->count + x] !=
-		    (bad ? ANSWER_BAD : ANSWER_GOOD))
-			continue;
-		if (s->machines[m].open_count == 0)
+		const struct spread_machine *machine = &s->machines[m];
+
+		/* (the endpoints are open on a machine that joins) */
+		if ((s->lo > 0 && is_open(machine, s->lo)) ||
+		    (s->hi + 1 < s->count && is_open(machine, s->hi)) ||
+		    machine->commits[s->lo].confirm_count > 0 ||
+		    machine->commits[s->hi].confirm_count > 0)
 			return m;
-		if (found == SPREAD_NONE)
-			found = m;
 	}
-	return found;
+	return SPREAD_NONE;
 }
 
 /* Phase 3: machine c runs the engine on good, lo, hi, bad until its
  * verdict; then the job settles on it. */
 static int confirm(struct spread_result *out, const struct state *s)
 {
-	size_t c = tester(s, s->hi, true), view[VIEW_MAX], n = 0;
+	size_t c = confirming(s), view[VIEW_MAX], n = 0;
 	struct bisect_result res;
 	int rc;
 
+	/* else a machine free now that measured hi, else lo, else one busy */
 	if (c == SPREAD_NONE)
-		c = tester(s, s->lo, false);
+		c = tester(s, s->hi, true, true);
+	if (c == SPREAD_NONE)
+		c = tester(s, s->lo, false, true);
+	if (c == SPREAD_NONE)
+		c = tester(s, s->hi, true, false);
+	if (c == SPREAD_NONE)
+		c = tester(s, s->lo, false, false);
 	if (c == SPREAD_NONE)
 		return settle(out, 0, "no machine measured the culprit");
 	if (s->machines[c].open_count > 0)

@@ -164,6 +164,23 @@ static void step(struct job *job, struct spread_result *res)
 			 0);
 }
 
+/* How many machines have confirmation runs planned. */
+static size_t confirming_machines(const struct job *job)
+{
+	size_t m, q, n = 0;
+
+	for (m = 0; m < job->machine_count; m++) {
+		const struct spread_plan *p = &job->machines[m].plan;
+
+		for (q = 0; q < p->request_count; q++)
+			if (p->requests[q].purpose == BISECT_CONFIRM) {
+				n++;
+				break;
+			}
+	}
+	return n;
+}
+
 /*
  * Drives the k-section until it settles, the machines' planned runs made
  * one machine at a time in turn; returns the machine it settled on and
@@ -186,6 +203,8 @@ static size_t spread_until_settled(struct job *job, struct spread_result *res,
 				assert_int_equal(res->plans[m].request_count,
 						 0);
 		}
+		/* one machine confirms at a time */
+		assert_true(confirming_machines(job) <= 1);
 		/* the next busy machine in turn makes its runs */
 		for (m = 0; m < job->machine_count; m++) {
 			size_t k = (next + m) % job->machine_count;
@@ -403,6 +422,43 @@ static void merges_and_no_machine_yet(void **state)
 	job_free(job);
 }
 
+static void one_machine_confirms_and_a_free_one_begins(void **state)
+{
+	struct job *job = job_new(5, 2, 0.97, 2, 13);
+	struct spread_result res;
+	size_t m, q;
+
+	(void)state;
+	for (m = 0; m < 2; m++)
+		for (q = 0; q < 10; q++) {
+			run_once(job, m, 0, false);
+			run_once(job, m, 4, false);
+		}
+	/* machine 0 found 1 good-like, machine 1 found 2 bad-like */
+	for (q = 0; q < 8; q++) {
+		run_once(job, 0, 1, false);
+		run_once(job, 1, 2, false);
+	}
+	/* machine 1 is still busy with 3, which the range has left */
+	job->machines[1].plan.request_count = 1;
+	job->machines[1].plan.requests[0].commit = 3;
+	job->machines[1].plan.requests[0].runs = 3;
+	step(job, &res);
+	assert_false(res.settle);
+	assert_int_equal(res.lo, 1);
+	assert_int_equal(res.hi, 2);
+	/* machine 0, free, confirms: it measures 2 on itself first */
+	assert_true(res.plans[0].request_count > 0);
+	assert_int_equal(res.plans[1].request_count, 0);
+	job->machines[0].plan = res.plans[0];
+	/* machine 1 done with 3 and free: machine 0 confirms alone */
+	memset(&job->machines[1].plan, 0, sizeof(job->machines[1].plan));
+	step(job, &res);
+	assert_false(res.settle);
+	assert_int_equal(res.plans[1].request_count, 0);
+	job_free(job);
+}
+
 static void bad_input_is_refused(void **state)
 {
 	struct job *job = job_new(41, 30, 0.97, 1, 12);
@@ -429,6 +485,7 @@ int main(void)
 	    cmocka_unit_test(an_answer_the_range_has_left_is_not_used),
 	    cmocka_unit_test(same_endpoints_settle_on_the_machine_that_saw_it),
 	    cmocka_unit_test(merges_and_no_machine_yet),
+	    cmocka_unit_test(one_machine_confirms_and_a_free_one_begins),
 	    cmocka_unit_test(bad_input_is_refused),
 	};
 
