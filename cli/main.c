@@ -46,6 +46,7 @@ struct cli_options {
 			    * testcase's */
 	bool wait, json, poll_given;
 	long long runs_min, runs_max; /* 0: the testcase's */
+	long long machines;	      /* submit --machines; 0: one */
 	double poll_s;
 	long long job_id;
 };
@@ -57,6 +58,8 @@ static void usage(FILE *out)
 		" --good REV --bad REV\n"
 		"                         [--notify ADDRESS]..."
 		" [--runs-min N] [--runs-max N] [--group NAME]\n"
+		"                         [--machines K]"
+		" (K machines of the group at once, 1 to 8)\n"
 		"                         [--webhook URL]"
 		" [--webhook-format statbisect|github-status]\n"
 		"                         [--wait] [--poll SECONDS]"
@@ -568,6 +571,9 @@ static int cmd_submit(struct remote *remote, const struct cli_options *o)
 	if (o->runs_max > 0)
 		json_object_set_new(body, "runs_max",
 				    json_integer(o->runs_max));
+	if (o->machines > 0)
+		json_object_set_new(body, "machines",
+				    json_integer(o->machines));
 	if (o->group != NULL &&
 	    json_object_set_new(body, "group", json_string(o->group)) < 0) {
 		json_decref(body);
@@ -738,7 +744,8 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 		OPT_FIX,
 		OPT_WEBHOOK,
 		OPT_WEBHOOK_FORMAT,
-		OPT_GROUP
+		OPT_GROUP,
+		OPT_MACHINES
 	};
 	static const struct option options[] = {
 	    {"repo", required_argument, NULL, OPT_REPO},
@@ -754,6 +761,7 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 	    {"runs-min", required_argument, NULL, OPT_RUNS_MIN},
 	    {"runs-max", required_argument, NULL, OPT_RUNS_MAX},
 	    {"group", required_argument, NULL, OPT_GROUP},
+	    {"machines", required_argument, NULL, OPT_MACHINES},
 	    {"revision", required_argument, NULL, OPT_REVISION},
 	    {"fix", required_argument, NULL, OPT_FIX},
 	    {"webhook", required_argument, NULL, OPT_WEBHOOK},
@@ -816,6 +824,13 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 			break;
 		case OPT_GROUP:
 			o->group = optarg;
+			break;
+		case OPT_MACHINES:
+			/* the server checks the range and says so */
+			if (id_parse(&o->machines, optarg) < 0)
+				return fail("--machines takes a whole number "
+					    "of machines, not '%s'",
+					    optarg);
 			break;
 		case OPT_POLL:
 			if (!parse_seconds(optarg, &o->poll_s))
@@ -892,10 +907,11 @@ static int parse_args(struct cli_options *o, int argc, char **argv)
 		if (o->repo != NULL || o->testcase != NULL ||
 		    o->good != NULL || o->bad != NULL ||
 		    json_array_size(o->notify) > 0 || o->runs_min > 0 ||
-		    o->runs_max > 0 || o->group != NULL)
+		    o->runs_max > 0 || o->group != NULL || o->machines > 0)
 			return fail("--repo, --testcase, --good, --bad, "
-				    "--notify, --runs-min, --runs-max and "
-				    "--group are for submit only");
+				    "--notify, --runs-min, --runs-max, "
+				    "--group and --machines are for submit "
+				    "only");
 		if (optind + 1 != argc)
 			return fail("%s takes one job id", o->command);
 		if (id_parse(&o->job_id, argv[optind]) < 0)

@@ -1528,6 +1528,33 @@ static void keep_ancestors(struct engine *e, struct segment *s, size_t v)
 	memcpy(s->cand.words, e->tmp.words, s->cand.nwords * sizeof(uint64_t));
 }
 
+/* opts->prefer_measured: the member of the segment with search runs (not
+ * its bad end, not a failed build) whose ancestors inside it are nearest
+ * half of its `left` candidates; *found false when there is none. */
+static void measured_split(size_t *out, bool *found, struct engine *e,
+			   const struct segment *s, size_t left)
+{
+	size_t v, best = SIZE_MAX;
+
+	*found = false;
+	for (v = 0; v < e->count; v++) {
+		const struct bisect_commit *c = &e->commits[v];
+		size_t below, off;
+
+		if (v == s->bad || c->value_count == 0 || c->build_failed ||
+		    !bisect_set_has(&s->cand, v))
+			continue;
+		bisect_dag_ancestors(&e->tmp, e->commits, &s->cand, v);
+		below = bisect_set_count(&e->tmp);
+		off = 2 * below > left ? 2 * below - left : left - 2 * below;
+		if (off < best) {
+			best = off;
+			*out = v;
+			*found = true;
+		}
+	}
+}
+
 static size_t log2_ceil(size_t n)
 {
 	size_t steps = 0;
@@ -1930,7 +1957,9 @@ static int search(struct engine *e, struct segment *stack, size_t *depth)
 		/* One candidate left, or only failed builds: the segment
 		 * has its culprit. */
 		found = false;
-		if (left > 1 &&
+		if (left > 1 && e->opts->prefer_measured)
+			measured_split(&mid, &found, e, s, left);
+		if (left > 1 && !found &&
 		    bisect_dag_best_split(&mid, e->commits, &s->cand, s->bad,
 					  &found) < 0)
 			return -2;

@@ -109,6 +109,12 @@ struct bisect_options {
 				  whose endpoints are the same is called
 				  no-change (opposite changes may cancel);
 				  0: none */
+	/* Bisect a segment at a commit that already has search runs,
+	 * the one that splits it nearest half, before an unmeasured
+	 * one: a job that several machines narrowed (lib/spread.h) goes
+	 * on from its settled machine's runs without measuring again
+	 * the commits of a search it did not make.  Off by default. */
+	bool prefer_measured;
 };
 
 struct bisect_commit {

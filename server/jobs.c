@@ -15,7 +15,9 @@
 #include "resolver.h"
 #include "scheduler.h"
 #include "server.h"
+#include "spread.h"
 #include "store/store_repos.h"
+#include "store/store_spread.h"
 #include "validate.h"
 
 /* A string field of `body` into *out (NULL when absent or null). */
@@ -98,6 +100,8 @@ void jobs_request_from_json(struct jobs_request *out, json_t *body,
 	json_runs(&out->runs_max, body, "runs_max", JOBS_RUNS_MAX_MOST,
 		  errors);
 	fields_json_string(errors, body, "group", false, &out->group);
+	fields_json_int(errors, body, "machines", 1, SPREAD_MACHINES_MAX,
+			&out->machines);
 	out->notify = json_object_get(body, "notify");
 	if (json_is_null(out->notify))
 		out->notify = NULL;
@@ -126,6 +130,10 @@ void jobs_request_check(const struct jobs_request *request,
 		fields_add(errors, "group", 400, "invalid_field",
 			   "'group' must be 1 to 64 bytes without control "
 			   "characters, as a worker's group");
+	if (request->machines > 1 && request->revision_count > 0)
+		fields_add(errors, "machines", 400, "invalid_field",
+			   "'machines' applies to bisections; a compare job "
+			   "measures its revisions on one machine");
 	validate_notify(errors, request->notify);
 }
 
@@ -332,6 +340,17 @@ int jobs_quota_check(PGconn *conn, long long token_id,
 	return 0;
 }
 
+/* A job that may use several machines at once (spreadjob.h). */
+static int spread(PGconn *conn, long long job_id,
+		  const struct jobs_request *request)
+{
+	if (request->machines <= 1)
+		return 0;
+	return store_spread_start(conn, job_id, request->machines) == STORE_OK
+		   ? 0
+		   : -1;
+}
+
 /* Stores the job with its candidates and queues its first tasks, in one
  * transaction that first counts the token's jobs against its limits and
  * holds the repository and testcase against deletion. */
@@ -378,6 +397,7 @@ static int store(long long *out_id, PGconn *conn,
 		/* Never with `within`: such jobs are listed at once. */
 		if (store_jobs_create_resolving(out_id, conn, &job, far->good,
 						far->bad) < 0 ||
+		    spread(conn, *out_id, request) < 0 ||
 		    webhooks_save(conn, STORE_WEBHOOK_JOB, *out_id,
 				  &request->webhook, false) < 0 ||
 		    db_commit(conn) < 0) {
@@ -389,6 +409,7 @@ static int store(long long *out_id, PGconn *conn,
 		goto out;
 	}
 	if (store_jobs_create(out_id, conn, &job, commits, count) < 0 ||
+	    spread(conn, *out_id, request) < 0 ||
 	    webhooks_save(conn, STORE_WEBHOOK_JOB, *out_id, &request->webhook,
 			  false) < 0 ||
 	    (request->revision_count > 0 &&

@@ -55,7 +55,8 @@ struct jobs_request {
 	const char *repo, *testcase, *good, *bad; /* NULL: not given */
 	json_t *notify; /* an array of addresses, or NULL for none */
 	long long runs_min, runs_max; /* 0: the testcase's */
-	const char *group; /* the machine group; NULL: the testcase's */
+	const char *group;  /* the machine group; NULL: the testcase's */
+	long long machines; /* most machines at once (spreadjob.h); 0: 1 */
 	/*
 	 * Run inside the transaction that stores the job, after its first
 	 * tasks are queued and before it commits (NULL: nothing); a negative

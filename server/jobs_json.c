@@ -11,6 +11,7 @@
 #include "rechecks.h"
 #include "scheduler.h"
 #include "store/store_engine.h"
+#include "store/store_spread.h"
 #include "store/store_tasks.h"
 #include "timeleft.h"
 #include "url.h"
@@ -320,6 +321,32 @@ static json_t *machine_json(PGconn *conn, long long job_id)
 }
 
 /*
+ * Several machines at once (spreadjob.h): {"machines", "active",
+ * "settled_reason", "joined": [{"name", "left"}]}, or null for a job of
+ * one machine.
+ */
+static json_t *spread_json(PGconn *conn, long long job_id)
+{
+	struct store_spread_summary s;
+	json_t *out = NULL, *joined;
+	size_t i;
+
+	if (store_spread_summary(&s, conn, job_id) != STORE_OK ||
+	    s.machines <= 1 || (joined = json_array()) == NULL)
+		goto out;
+	for (i = 0; i < s.count; i++)
+		json_array_append_new(joined, json_pack("{s:s,s:b}", "name",
+							s.names[i], "left",
+							s.left[i]));
+	out = json_pack("{s:I,s:b,s:s?,s:o}", "machines",
+			(json_int_t)s.machines, "active", s.spread,
+			"settled_reason", s.reason, "joined", joined);
+out:
+	store_spread_summary_clear(&s);
+	return out != NULL ? out : json_null();
+}
+
+/*
  * What the job's machine does for it now (issue 15), as its worker last
  * said with a heartbeat: {"text", "since", "worker"}, or null when the
  * job is not running or no running task has said.
@@ -387,6 +414,7 @@ json_t *jobs_json_clocked(PGconn *conn, long long job_id, bool *failed,
 	}
 	json_object_set_new(out, "report", delivery_json(conn, job_id));
 	json_object_set_new(out, "machine", machine_json(conn, job_id));
+	json_object_set_new(out, "spread", spread_json(conn, job_id));
 	json_object_set_new(out, "activity",
 			    activity_json(conn, job_id, row.state));
 	json_object_set_new(out, "webhooks",

@@ -49,7 +49,7 @@ static int queue_retry(PGconn *conn, long long job_id, const char *prefix,
 {
 	struct store_retry_target t;
 	struct store_plan_entry entry = {0};
-	struct store_plan plan = {&entry, 1, false};
+	struct store_plan plan = {.entries = &entry, .count = 1};
 	const char *why;
 	int rc;
 

@@ -12,6 +12,7 @@
 #include "db.h"
 #include "log.h"
 #include "reportjob.h"
+#include "spreadjob.h"
 #include "store/store_engine.h"
 #include "store/store_tasks.h"
 #include "watcher.h"
@@ -51,6 +52,9 @@ static int load_options(struct sched_job *job, PGconn *conn)
 	if (job->opts.step_runs_min > job->opts.runs_max)
 		job->opts.step_runs_min = job->opts.runs_max;
 	job->opts.min_change_pct = options.min_change_pct;
+	/* Settled after several machines narrowed it, the job goes on from
+	 * the commits its machine measured (lib/spread.h). */
+	job->opts.prefer_measured = options.several_machines;
 	/* A testcase that lets a commit have many search runs lets a
 	 * confirmation have as many fresh runs a side: the engine sizes it
 	 * by the change found, so a clear change still takes a few. */
@@ -199,6 +203,25 @@ static int load_runs(struct sched_job *job, PGconn *conn)
 	rc = sched_fill_runs(job, runs, n);
 	free(runs);
 	return rc;
+}
+
+int sched_load_shape(struct sched_job *out, PGconn *conn, long long job_id)
+{
+	size_t i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->id = job_id;
+	rc = load_options(out, conn);
+	if (rc != 0)
+		return rc;
+	if (load_commits(out, conn) < 0) {
+		sched_job_clear(out);
+		return -1;
+	}
+	for (i = 0; i < out->count; i++)
+		out->input[i].build_failed = out->commits[i].build_failed;
+	return 0;
 }
 
 int sched_load(struct sched_job *out, PGconn *conn, long long job_id)
@@ -452,6 +475,11 @@ int sched_advance(PGconn *conn, long long job_id, const char *base_url)
 	char *cause = NULL;
 	int rc, error = -1;
 
+	/* A job spread over several machines is the k-section's until it
+	 * settles on one (spreadjob.h). */
+	rc = spreadjob_advance(conn, job_id);
+	if (rc <= 0)
+		return rc;
 	if (store_tasks_open_count(&open_tasks, conn, job_id) < 0)
 		return -1;
 	if (open_tasks > 0)

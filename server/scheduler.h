@@ -49,6 +49,10 @@ struct sched_job {
 int sched_load(struct sched_job *out, PGconn *conn, long long job_id);
 void sched_job_clear(struct sched_job *job);
 
+/* The same without runs and without asking the engine: the job's options
+ * and candidates (input[] with parents and build failures only). */
+int sched_load_shape(struct sched_job *out, PGconn *conn, long long job_id);
+
 struct store_run_kpi; /* store/store_tasks.h */
 
 /*

@@ -11,14 +11,15 @@
 #include "db.h"
 #include "jobs.h"
 #include "server.h"
+#include "spread.h"
 #include "strbuf.h"
 #include "web.h"
 
 /* The fields of the submit form, in page order. */
 static const char *const form_fields[] = {
-    "repo",	   "testcase",	     "good",	 "bad",
-    "notify",	   "runs_min",	     "runs_max", "group",
-    "webhook_url", "webhook_format", NULL};
+    "repo",	"testcase",    "good",		 "bad",
+    "notify",	"runs_min",    "runs_max",	 "group",
+    "machines", "webhook_url", "webhook_format", NULL};
 
 /*
  * Renders the submit form with `values` (the entered values) and `errors`
@@ -129,6 +130,23 @@ static long long form_runs(json_t *form, const char *key,
 	return 0;
 }
 
+/* The form's optional number of machines at once (0: one). */
+static long long form_machines(json_t *form, struct field_errors *errors)
+{
+	const char *text = form_text(form, "machines");
+	size_t n = strlen(text);
+
+	if (n == 0)
+		return 0;
+	if (n == 1 && text[0] >= '1' && text[0] <= '0' + SPREAD_MACHINES_MAX)
+		return text[0] - '0';
+	fields_add(errors, "machines", 400, "invalid_field",
+		   "field 'machines' must be an integer from 1 to %d",
+		   SPREAD_MACHINES_MAX);
+	fields_set_value(errors, text);
+	return 0;
+}
+
 /* "'a'", "'a' and 'b'", "'a', 'b' and 'c'": the values of every
  * invalid_email error, quoted. */
 static void quote_addresses(struct strbuf *b, const struct field_errors *all,
@@ -189,6 +207,11 @@ static void form_words(struct strbuf *b, const struct field_error *e,
 			      e->value, JOBS_RUNS_LEAST, runs_most(e->field));
 	} else if (strcmp(e->field, "runs_max") == 0) {
 		strbuf_append(b, "The most runs cannot be below the fewest.");
+	} else if (strcmp(e->field, "machines") == 0) {
+		strbuf_printf(b,
+			      "'%s' is not a whole number from 1 to %d: give "
+			      "one, or leave it empty for one machine.",
+			      e->value, SPREAD_MACHINES_MAX);
 	} else {
 		/* The range's own words name good and bad. */
 		strbuf_append(b, e->message);
@@ -249,6 +272,7 @@ static void form_request(struct jobs_request *request, json_t **notify,
 	request->group = form_text(form, "group");
 	if (request->group[0] == '\0')
 		request->group = NULL;
+	request->machines = form_machines(form, errors);
 	*notify = web_notify_list(form_text(form, "notify"));
 	request->notify = *notify;
 	/* A webhook when its URL is given (webhooks.h). */

@@ -18,6 +18,7 @@
 #include "scheduler.h"
 #include "secret.h"
 #include "server.h"
+#include "spreadjob.h"
 #include "workers.h"
 
 /* The longest wait a claim may ask for, and how often a waiting claim
@@ -102,7 +103,9 @@ static int claim_task(struct store_claim *out, PGconn *conn,
 
 	if (rc != STORE_NOT_FOUND)
 		return rc;
-	rc = adopt_stranded_job(conn, worker_id);
+	rc = spreadjob_drop_lost(conn, worker_id);
+	if (rc == 0)
+		rc = adopt_stranded_job(conn, worker_id);
 	if (rc <= 0)
 		return rc < 0 ? STORE_FAILED : STORE_NOT_FOUND;
 	return store_tasks_claim(out, conn, worker_id, token_id, lease,

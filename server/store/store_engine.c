@@ -20,7 +20,8 @@ int store_engine_options(struct store_engine_options *out, PGconn *conn,
 		    "SELECT j.state, coalesce(j.runs_min, t.runs_min),"
 		    " greatest(coalesce(j.runs_max, t.runs_max),"
 		    " coalesce(j.runs_min, t.runs_min)), t.min_change_pct,"
-		    " t.higher_is_better FROM jobs j JOIN testcases t"
+		    " t.higher_is_better, j.machines > 1 FROM jobs j"
+		    " JOIN testcases t"
 		    " ON t.id = j.testcase_id WHERE j.id = $1",
 		    1, params);
 	if (r == NULL)
@@ -34,6 +35,7 @@ int store_engine_options(struct store_engine_options *out, PGconn *conn,
 	out->runs_max = db_int(r, 0, 2);
 	out->min_change_pct = db_double(r, 0, 3);
 	out->higher_is_better = db_bool(r, 0, 4);
+	out->several_machines = db_bool(r, 0, 5);
 	PQclear(r);
 	return STORE_OK;
 }

@@ -22,6 +22,7 @@ struct store_engine_options {
 	long long runs_max; /* likewise, and never below runs_min */
 	double min_change_pct;
 	bool higher_is_better;
+	bool several_machines; /* submitted with "machines" above 1 */
 };
 
 /* STORE_NOT_FOUND when there is no job `job_id`. */

@@ -220,12 +220,27 @@ void store_claim_clear(struct store_claim *claim)
 static int claim_job(struct store_claim *out, PGconn *conn,
 		     long long worker_id)
 {
-	char job[STORE_INT_TEXT], worker[STORE_INT_TEXT];
-	const char *params[2] = {job, worker};
+	char job[STORE_INT_TEXT], worker[STORE_INT_TEXT], task[STORE_INT_TEXT];
+	const char *params[3] = {job, worker, task};
 	PGresult *r;
 
 	store_int_text(job, out->job_id);
 	store_int_text(worker, worker_id);
+	store_int_text(task, out->task_id);
+	/* A machine joining a spread job (lib/spread.h) takes its next
+	 * slot; the claim's query locked the job row. */
+	r = db_exec_prepared(
+	    conn,
+	    "WITH t AS (UPDATE tasks SET for_worker = $2, joining = false"
+	    " WHERE id = $3 AND joining RETURNING job_id)"
+	    " INSERT INTO job_machines (job_id, worker_id, slot)"
+	    " SELECT t.job_id, $2, (SELECT coalesce(max(slot) + 1, 0)"
+	    " FROM job_machines m WHERE m.job_id = $1) FROM t"
+	    " ON CONFLICT (job_id, worker_id) DO UPDATE SET left_at = NULL",
+	    3, params);
+	if (r == NULL)
+		return -1;
+	PQclear(r);
 	/* The job keeps to the machine of its first claim (issue 14); the
 	 * claim's query locked the job row and saw it unbound or ours. */
 	r = db_exec_prepared(
@@ -300,7 +315,10 @@ int store_tasks_bench_pin(PGconn *conn, long long job_id, const char *sha)
 	" FROM tasks t JOIN jobs j ON j.id = t.job_id"                        \
 	" JOIN workers w ON w.id = $1"                                        \
 	" WHERE j.state IN ('queued', 'running') AND j.group_name = w.grp"    \
-	" AND (j.worker_id IS NULL OR j.worker_id = $1)"
+	" AND (j.spread OR j.worker_id IS NULL OR j.worker_id = $1)"          \
+	" AND (NOT j.spread OR t.for_worker = $1 OR (t.joining AND NOT"       \
+	" EXISTS (SELECT FROM job_machines m WHERE m.job_id = j.id"           \
+	" AND m.worker_id = $1 AND m.left_at IS NULL)))"
 #define CLAIM_LOCK                                                            \
 	" ORDER BY t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED"                  \
 	" FOR NO KEY UPDATE OF j SKIP LOCKED"
@@ -368,7 +386,7 @@ static const char adopt_sql[] =
     " FROM jobs j JOIN workers me ON me.id = $1"
     " JOIN workers w ON w.id = j.worker_id"
     " WHERE j.state IN ('queued', 'running') AND j.group_name = me.grp"
-    " AND j.worker_id <> $1"
+    " AND j.worker_id <> $1 AND NOT j.spread"
     " AND w.last_seen_at < now() - make_interval(secs => $2)"
     " ORDER BY j.id LIMIT 1 FOR NO KEY UPDATE OF j SKIP LOCKED)"
     " UPDATE jobs j SET worker_id = $1, bound_at = now(),"
@@ -557,13 +575,15 @@ int store_runs_insert(PGconn *conn, const struct store_run *run)
 	}
 	snprintf(wall, sizeof(wall), "%.6f", run->wall_s);
 	/* A run of a machine the job has moved away from is kept for the
-	 * record but not counted (issue 14). */
+	 * record but not counted (issue 14); a spread job counts every
+	 * machine's (lib/spread.h). */
 	return run_command(conn,
 			   "INSERT INTO runs (job_id, task_id, commit_idx,"
 			   " worker_id, kpi, metrics, exit_code, wall_s,"
 			   " purpose, superseded) SELECT $1, $2, $3, $4, $5,"
-			   " $6, $7, $8, $9, j.worker_id IS NOT NULL AND"
-			   " j.worker_id <> $4 FROM jobs j WHERE j.id = $1",
+			   " $6, $7, $8, $9, NOT j.spread AND j.worker_id"
+			   " IS NOT NULL AND j.worker_id <> $4"
+			   " FROM jobs j WHERE j.id = $1",
 			   9, params);
 }
 
@@ -604,7 +624,8 @@ int store_tasks_insert(PGconn *conn, long long job_id,
 		       const struct store_plan *plan)
 {
 	char job[STORE_INT_TEXT];
-	const char *params[3] = {job, NULL, NULL};
+	char worker[STORE_INT_TEXT];
+	const char *params[5] = {job, NULL, NULL, NULL, NULL};
 	json_t *list = json_array();
 	char *plan_text;
 	size_t i;
@@ -632,10 +653,13 @@ int store_tasks_insert(PGconn *conn, long long job_id,
 	store_int_text(job, job_id);
 	params[1] = plan_text;
 	params[2] = plan->interleave ? "true" : "false";
+	if (plan->for_worker > 0)
+		params[3] = store_int_text(worker, plan->for_worker);
+	params[4] = plan->joining ? "true" : "false";
 	rc = run_command(conn,
-			 "INSERT INTO tasks (job_id, plan, interleave)"
-			 " VALUES ($1, $2, $3)",
-			 3, params);
+			 "INSERT INTO tasks (job_id, plan, interleave,"
+			 " for_worker, joining) VALUES ($1, $2, $3, $4, $5)",
+			 5, params);
 	free(plan_text);
 	return rc;
 }
@@ -654,41 +678,6 @@ int store_tasks_open_count(long long *out, PGconn *conn, long long job_id)
 	if (r == NULL)
 		return -1;
 	*out = db_int(r, 0, 0);
-	PQclear(r);
-	return 0;
-}
-
-int store_runs_kpis(struct store_run_kpi **out, size_t *count, PGconn *conn,
-		    long long job_id)
-{
-	char job[STORE_INT_TEXT];
-	const char *params[1] = {job};
-	PGresult *r;
-	size_t i, n;
-
-	*out = NULL;
-	*count = 0;
-	store_int_text(job, job_id);
-	r = db_exec(conn,
-		    "SELECT commit_idx, kpi, purpose = 'confirm' FROM runs"
-		    " WHERE job_id = $1 AND NOT superseded ORDER BY id",
-		    1, params);
-	if (r == NULL)
-		return -1;
-	n = (size_t)PQntuples(r);
-	*out = calloc(n != 0 ? n : 1, sizeof(**out));
-	if (*out == NULL) {
-		PQclear(r);
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		(*out)[i].commit_index = db_int(r, (int)i, 0);
-		(*out)[i].has_kpi = !db_is_null(r, (int)i, 1);
-		(*out)[i].kpi =
-		    (*out)[i].has_kpi ? db_double(r, (int)i, 1) : 0;
-		(*out)[i].confirm = db_bool(r, (int)i, 2);
-	}
-	*count = n;
 	PQclear(r);
 	return 0;
 }

@@ -30,6 +30,10 @@ struct store_plan {
 	struct store_plan_entry *entries;
 	size_t count;
 	bool interleave; /* run the commits alternately (A B A B ...) */
+	/* A spread job's (lib/spread.h): the machine the task is for (0:
+	 * the job's machine), or the endpoints of a machine joining it. */
+	long long for_worker;
+	bool joining;
 };
 
 void store_plan_clear(struct store_plan *plan);
@@ -208,16 +212,23 @@ struct store_run_kpi {
 	long long commit_index;
 	bool has_kpi;
 	double kpi;
-	bool confirm; /* a confirmation run, not a search run */
+	bool confirm;	     /* a confirmation run, not a search run */
+	long long worker_id; /* the machine that made it (0: unknown) */
 };
 
 /*
  * Every counted run of job `job_id` (not superseded: made on the machine
- * the job is bound to) in upload order into *out (malloc'd, free()) and
+ * the job is bound to; while it is spread, its first machine's) in upload
+ * order into *out (malloc'd, free()) and
  * their number into *count.
  */
 int store_runs_kpis(struct store_run_kpi **out, size_t *count, PGconn *conn,
 		    long long job_id);
+
+/* The same with the runs of every machine of a spread job (lib/spread.h),
+ * each with its worker. */
+int store_runs_by_machine(struct store_run_kpi **out, size_t *count,
+			  PGconn *conn, long long job_id);
 
 /* What a running task of a job does now, on which worker, since when. */
 struct store_activity {

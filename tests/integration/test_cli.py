@@ -248,16 +248,21 @@ def missing_or_bad_token_and_bad_usage_exit_2(env):
              (["status", "1", "--poll", "2"], "statbisect: --poll needs --wait\n"),
              (["status", "1", "--repo", "x"],
               "statbisect: --repo, --testcase, --good, --bad, --notify, --runs-min, "
-              "--runs-max and --group are for submit only\n"),
+              "--runs-max, --group and --machines are for submit only\n"),
              (["status", "1", "--runs-max", "5"],
               "statbisect: --repo, --testcase, --good, --bad, --notify, --runs-min, "
-              "--runs-max and --group are for submit only\n"),
+              "--runs-max, --group and --machines are for submit only\n"),
              (submit[:-2], "statbisect: submit needs --repo, --testcase, --good and --bad\n"),
              (submit + ["extra"], "statbisect: submit takes no argument 'extra'\n"),
              (submit + ["--frob"], "statbisect: unknown option '--frob' (see --help)\n"),
              (["status", "1", "--group", "b"],
               "statbisect: --repo, --testcase, --good, --bad, --notify, --runs-min, "
-              "--runs-max and --group are for submit only\n"),
+              "--runs-max, --group and --machines are for submit only\n"),
+             (["status", "1", "--machines", "2"],
+              "statbisect: --repo, --testcase, --good, --bad, --notify, --runs-min, "
+              "--runs-max, --group and --machines are for submit only\n"),
+             (submit + ["--machines", "two"],
+              "statbisect: --machines takes a whole number of machines, not 'two'\n"),
              (["status", "1", "--server"], "statbisect: --server needs a value "
                                            "(see --help)\n")]
     for args, message in usage:
@@ -287,6 +292,22 @@ def submit_names_the_machine_group(env):
                       token=svc.read_token)["group"], "nowhere-yet", "the job's group")
     finally:
         svc.api.ok("DELETE", "/api/v1/jobs/%d" % job)
+    # Several machines at once (lib/spread.h): the job says so.
+    code, out, err = cli(svc, "submit", "--repo", P + "flat", "--testcase", P + "flat-tc",
+                         "--good", flat[0], "--bad", flat[-1], "--group", "nowhere-yet",
+                         "--machines", "3")
+    submitted = re.match(r"job (\d+) submitted", err)
+    check(code == 0 and submitted, "submit --machines: %d %r" % (code, err))
+    job = int(submitted.group(1))
+    try:
+        spread = svc.api.ok("GET", "/api/v1/jobs/%d" % job, token=svc.read_token)["spread"]
+        eq((spread["machines"], spread["active"], spread["joined"]), (3, True, []),
+           "the job's spread before any machine joined")
+    finally:
+        svc.api.ok("DELETE", "/api/v1/jobs/%d" % job)
+    code, out, err = cli(svc, "submit", "--repo", P + "flat", "--testcase", P + "flat-tc",
+                         "--good", flat[0], "--bad", flat[-1], "--machines", "9")
+    check(code != 0 and "machines" in err, "9 machines refused: %d %r" % (code, err))
     # A name the server refuses: its message, nothing queued.
     before = svc.api.ok("GET", "/api/v1/jobs", token=svc.read_token)["total"]
     code, out, err = cli(svc, "submit", "--repo", P + "flat", "--testcase", P + "flat-tc",

@@ -278,7 +278,8 @@ def web_form_errors_are_shown_next_to_the_field_with_values_kept(env):
     b = Browser(svc.url).sign_in(svc.submit_token)
     status, _, page = b.get("/jobs/new")
     eq(status, 200, "form")
-    for name in ("repo", "testcase", "good", "bad", "notify", "runs_min", "runs_max"):
+    for name in ("repo", "testcase", "good", "bad", "notify", "runs_min", "runs_max",
+                 "machines"):
         check('<label for="%s">' % name in page and 'id="%s"' % name in page,
               "field %s has a label" % name)
     check('<option value="web-hostile">' in page, "repository list")
@@ -330,6 +331,13 @@ def web_form_errors_are_shown_next_to_the_field_with_values_kept(env):
     eq(error_of(page, "runs_max"), "'x' is not a whole number from 2 to 10000: give one, "
        "or leave it empty for the testcase's default.", "runs_max range")
     eq(field(page, "runs_min"), "1", "runs_min kept")
+
+    for value in ("0", "9", "two"):
+        status, _, page = b.post("/jobs/new", dict(base, machines=value))
+        eq((status, error_of(page, "machines")),
+           (400, "'%s' is not a whole number from 1 to 8: give one, or leave it"
+            " empty for one machine." % value), "machines %r" % value)
+        eq(field(page, "machines"), value, "machines kept")
 
     status, _, page = b.post("/jobs/new", dict(base, runs_min="9", runs_max="3"))
     eq((status, error_of(page, "runs_max")),

@@ -38,16 +38,16 @@ static void
 test_sched_fill_runs__confirmation_runs_keep_upload_order(void **state)
 {
 	static const struct store_run_kpi rows[] = {
-	    {0, true, 1.0, false}, /* 1: search, commit 0 */
-	    {2, true, 2.0, false}, /* 2: search, commit 2 */
-	    {1, true, 10.0, true}, /* 3: confirm, parent */
-	    {2, true, 20.0, true}, /* 4: confirm, culprit */
-	    {1, false, 0.0, true}, /* 5: parent, no KPI */
-	    {2, true, 21.0, true}, /* 6 */
-	    {1, true, 11.0, true}, /* 7 */
-	    {7, true, 99.0, true}, /* 8: outside the range */
-	    {2, true, 22.0, true}, /* 9 */
-	    {0, true, 1.5, false}, /* 10: search, commit 0 */
+	    {0, true, 1.0, false, 0}, /* 1: search, commit 0 */
+	    {2, true, 2.0, false, 0}, /* 2: search, commit 2 */
+	    {1, true, 10.0, true, 0}, /* 3: confirm, parent */
+	    {2, true, 20.0, true, 0}, /* 4: confirm, culprit */
+	    {1, false, 0.0, true, 0}, /* 5: parent, no KPI */
+	    {2, true, 21.0, true, 0}, /* 6 */
+	    {1, true, 11.0, true, 0}, /* 7 */
+	    {7, true, 99.0, true, 0}, /* 8: outside the range */
+	    {2, true, 22.0, true, 0}, /* 9 */
+	    {0, true, 1.5, false, 0}, /* 10: search, commit 0 */
 	};
 	struct sched_job job;
 
@@ -115,7 +115,8 @@ static bool fill_and_skip(size_t ok, size_t failed)
 		/* failed runs spread among the good ones */
 		bool fails = i * failed / n != (i + 1) * failed / n;
 
-		rows[i] = (struct store_run_kpi){0, !fails, 100.0, i % 2 == 1};
+		rows[i] =
+		    (struct store_run_kpi){0, !fails, 100.0, i % 2 == 1, 0};
 	}
 	job_new(&job, 2);
 	assert_int_equal(job.opts.runs_min, 5);

@@ -19,6 +19,7 @@
 #include "../../server/db.h"
 #include "../../server/store/store_outbox.h"
 #include "../../server/store/store_outcomes.h"
+#include "../../server/store/store_spread.h"
 #include "../../server/store/store_tasks.h"
 #include "testdb.h"
 
@@ -89,7 +90,8 @@ static void queue_two_commit_task(long long job)
 	    {.index = 2, .runs = 3, .purpose = "search"},
 	    {.index = 0, .runs = 4, .purpose = "confirm"},
 	};
-	struct store_plan plan = {entries, 2, true};
+	struct store_plan plan = {
+	    .entries = entries, .count = 2, .interleave = true};
 
 	assert_int_equal(store_tasks_insert(db_conn(), job, &plan), 0);
 }
@@ -418,6 +420,108 @@ static void test_store_tasks__a_job_keeps_to_its_first_machine(void **state)
 	/* The job's own worker gets its task. */
 	assert_int_equal(
 	    store_tasks_claim(&claim, db_conn(), a, token_a, LEASE + 2, 60),
+	    0);
+	assert_int_equal(claim.job_id, job);
+	store_claim_clear(&claim);
+}
+
+/* A task of a spread job (lib/spread.h): for one machine, or for the
+ * next to join. */
+static void queue_spread_task(long long job, long long for_worker)
+{
+	struct store_plan_entry entry = {
+	    .index = 1, .runs = 3, .purpose = "search"};
+	struct store_plan plan = {.entries = &entry,
+				  .count = 1,
+				  .for_worker = for_worker,
+				  .joining = for_worker == 0};
+
+	assert_int_equal(store_tasks_insert(db_conn(), job, &plan), 0);
+}
+
+static void
+test_store_tasks__a_spread_job_hands_each_machine_its_own(void **state)
+{
+	struct store_claim claim;
+	long long a, b, c, job = make_job("spread");
+	char job_text[24], a_text[24];
+	const char *params[1] = {job_text};
+
+	(void)state;
+	snprintf(job_text, sizeof(job_text), "%lld", job);
+	assert_int_equal(store_workers_register(&a, db_conn(), "spread-a",
+						"spread", NULL, token_a),
+			 0);
+	snprintf(a_text, sizeof(a_text), "%lld", a);
+	assert_int_equal(store_workers_register(&b, db_conn(), "spread-b",
+						"spread", NULL, token_b),
+			 0);
+	assert_int_equal(store_workers_register(&c, db_conn(), "spread-c",
+						"spread", NULL, token_b),
+			 0);
+	assert_int_equal(store_spread_start(db_conn(), job, 3), 0);
+	queue_spread_task(job, 0);
+	queue_spread_task(job, 0);
+	/* The first to claim joins as slot 0 and is the job's machine. */
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), a, token_a, LEASE, 60), 0);
+	assert_int_equal(claim.job_id, job);
+	assert_int_equal(job_worker(job), a);
+	store_claim_clear(&claim);
+	/* A machine in the job does not join it twice... */
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), a, token_a, LEASE + 1, 60),
+	    STORE_NOT_FOUND);
+	/* ...another joins as slot 1, and the joins are used up. */
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), b, token_b, LEASE + 2, 60),
+	    0);
+	store_claim_clear(&claim);
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), c, token_b, LEASE + 3, 60),
+	    STORE_NOT_FOUND);
+	/* two machines, a in slot 0 and b in slot 1 */
+	assert_int_equal(sql_int("SELECT sum(CASE m.worker_id WHEN $2"
+				 " THEN 10 + m.slot ELSE 100 + m.slot END)"
+				 " FROM job_machines m WHERE m.job_id = $1",
+				 2, (const char *[]){job_text, a_text}),
+			 111);
+	/* A task for machine b is b's alone, though a is the job's
+	 * machine and c is idle. */
+	queue_spread_task(job, b);
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), a, token_a, LEASE + 4, 60),
+	    STORE_NOT_FOUND);
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), c, token_b, LEASE + 5, 60),
+	    STORE_NOT_FOUND);
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), b, token_b, LEASE + 6, 60),
+	    0);
+	store_claim_clear(&claim);
+	/* Runs of every machine count while it is spread. */
+	add_run(
+	    job,
+	    sql_int("SELECT max(id) FROM tasks WHERE job_id = $1", 1, params),
+	    b);
+	add_run(
+	    job,
+	    sql_int("SELECT min(id) FROM tasks WHERE job_id = $1", 1, params),
+	    a);
+	assert_int_equal(sql_int("SELECT count(*) FROM runs WHERE job_id = $1"
+				 " AND NOT superseded",
+				 1, params),
+			 2);
+	/* Settled on b: b's task is the job's, a's runs no longer count. */
+	assert_int_equal(store_spread_settle(db_conn(), job, b, "test"), 0);
+	assert_int_equal(job_worker(job), b);
+	assert_int_equal(counted_runs(job), 1);
+	queue_two_commit_task(job);
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), a, token_a, LEASE + 7, 60),
+	    STORE_NOT_FOUND);
+	assert_int_equal(
+	    store_tasks_claim(&claim, db_conn(), b, token_b, LEASE + 8, 60),
 	    0);
 	assert_int_equal(claim.job_id, job);
 	store_claim_clear(&claim);
@@ -788,6 +892,8 @@ int main(void)
 	    cmocka_unit_test(
 		test_store_tasks__migration_009_backfills_plans_and_parents),
 	    cmocka_unit_test(test_store_outcomes__set_list_names_and_log),
+	    cmocka_unit_test(
+		test_store_tasks__a_spread_job_hands_each_machine_its_own),
 	    cmocka_unit_test(
 		test_db__prepared_statement_runs_again_in_a_new_session),
 	};
