@@ -191,12 +191,15 @@ void workers_claim(struct http_response *res, struct http_request *req)
 		return;
 	}
 	rc = claim_task(&claim, conn, worker_id, req->token_id, lease);
+	/* No task: the worker was seen all the same, and a machine another
+	 * job left behind stays left (spreadjob.h). */
+	if (rc == STORE_NOT_FOUND && db_commit(conn) == 0) {
+		answer_none(res, req, wait_ms, group);
+		return;
+	}
 	if (rc != STORE_OK) {
 		db_rollback(conn);
-		if (rc == STORE_NOT_FOUND)
-			answer_none(res, req, wait_ms, group);
-		else
-			http_db_failed(res);
+		http_db_failed(res);
 		return;
 	}
 	task = claim_json(&claim);

@@ -114,9 +114,10 @@ def a_job_on_three_machines_names_the_culprit_on_one(env):
 def a_machine_lost_mid_job_leaves_it_to_the_others(env):
     name = P + "_lost"
     # Runs slow enough that the job is still spread when the machine
-    # timeout has passed.
-    svc, culprit, shas = setup(env, name, ["--machine-timeout", "2"],
-                               run="sleep 0.3; " + SCALED)
+    # timeout has passed; the timeout well above the heartbeats' 2 s
+    # (lease 3 s), so that only the killed machine is taken for gone.
+    svc, culprit, shas = setup(env, name, ["--machine-timeout", "5"],
+                               run="sleep 0.5; " + SCALED)
     try:
         workers = {n: svc.start_worker(n + "-l", env={"SPREAD_SCORE_SCALE": s})
                    for n, s in SCALES.items()}
