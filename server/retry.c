@@ -9,6 +9,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "store/store_retry.h"
+#include "store/store_spread.h"
 #include "store/store_tasks.h"
 #include "web.h"
 
@@ -51,6 +52,8 @@ static int queue_retry(PGconn *conn, long long job_id, const char *prefix,
 	struct store_plan_entry entry = {0};
 	struct store_plan plan = {.entries = &entry, .count = 1};
 	const char *why;
+	long long machines;
+	bool spread;
 	int rc;
 
 	rc = store_retry_target(&t, conn, job_id, prefix);
@@ -61,7 +64,14 @@ static int queue_retry(PGconn *conn, long long job_id, const char *prefix,
 			   job_id);
 		return JOBS_REFUSED;
 	}
-	if ((why = refusal(t.state, t.kind)) != NULL) {
+	if ((why = refusal(t.state, t.kind)) == NULL &&
+	    store_spread_state(&spread, &machines, conn, job_id) != STORE_OK)
+		return JOBS_DB_FAILED;
+	/* Which machine would retry it is not settled yet (spreadjob.h). */
+	if (why == NULL && spread)
+		why = "it runs on several machines at once until it settles "
+		      "on one; retry then";
+	if (why != NULL) {
 		fields_add(errors, "", 409, "conflict",
 			   "job %lld takes no retry of a commit: %s", job_id,
 			   why);

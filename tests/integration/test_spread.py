@@ -78,6 +78,9 @@ def a_job_on_three_machines_names_the_culprit_on_one(env):
            "machines")
         eq(psql("select count(*) from job_machines where job_id = %(job)d"),
            "3", "machines that joined")
+        # Settled, the job takes a retry on its machine.
+        svc.api.ok("POST", "/api/v1/jobs/%d/commits/%s/retry" % (
+            job, shas[culprit]), {"runs": 2}, expect=(200, 201, 202))
         # Each machine measured its own endpoints, and tested commits
         # inside the range of its own.
         for name in SCALES:
@@ -131,6 +134,12 @@ def a_machine_lost_mid_job_leaves_it_to_the_others(env):
         wait_for("three machines in the job", lambda: psql(
             "select count(*) from job_machines where job_id = %(job)d")
             == "3", timeout=120)
+        # While it is spread, which machine would retry is not known.
+        status, reply = svc.api.call(
+            "POST", "/api/v1/jobs/%d/commits/%s/retry" % (job, shas[1]),
+            {"runs": 2})
+        eq((status, reply["error"]["code"]), (409, "conflict"),
+           "a retry while spread")
         wait_for("a tested commit", lambda: int(psql(
             "select count(*) from runs where job_id = %%(job)d and"
             " commit_idx not in (0, %d)" % COMMITS) or 0) > 0, timeout=120)
