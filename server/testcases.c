@@ -477,6 +477,14 @@ int testcases_update(struct store_testcase *out, struct field_errors *errors,
 	if (error == STORE_NOT_FOUND)
 		fields_add(errors, "", 404, "not_found",
 			   "testcase '%s' is not registered", name);
+	else if (error == STORE_CONFLICT)
+		fields_add(errors, "", 409, "conflict",
+			   "testcase '%s' has jobs queued or running, which "
+			   "read what they measure from it as they run: its "
+			   "build, run, kpi, limits, params, monitors and "
+			   "benchmark repository cannot change until they "
+			   "end (cancel them, or register a new testcase)",
+			   name);
 	else if (error < 0)
 		fields_db_failed(errors);
 	else

@@ -210,6 +210,22 @@ int store_testcases_create(struct store_testcase *out, PGconn *conn,
 	return error;
 }
 
+/* Whether live testcase `name` has a job queued or running. */
+static bool testcase_busy(PGconn *conn, const char *name)
+{
+	const char *params[1] = {name};
+	PGresult *r = db_exec(conn,
+			      "SELECT EXISTS (SELECT FROM jobs j JOIN"
+			      " testcases t ON t.id = j.testcase_id"
+			      " WHERE t.name = $1 AND t.deleted_at IS NULL"
+			      " AND j.state IN ('queued', 'running'))",
+			      1, params);
+	bool busy = r != NULL && db_bool(r, 0, 0);
+
+	PQclear(r);
+	return busy;
+}
+
 int store_testcases_update(struct store_testcase *out, PGconn *conn,
 			   const struct store_testcase_fields *fields)
 {
@@ -218,21 +234,33 @@ int store_testcases_update(struct store_testcase *out, PGconn *conn,
 
 	memset(out, 0, sizeof(*out));
 	testcase_texts(&t, fields);
+	/* What a job measures is read from its testcase as it runs: with
+	 * a job of it queued or running, only who is told may change. */
 	error = one_row(
 	    &out->held,
 	    db_exec(conn,
-		    "UPDATE testcases SET build = $2, run = $3, kpi = $4,"
+		    "UPDATE testcases t SET build = $2, run = $3, kpi = $4,"
 		    " higher_is_better = $5, min_change_pct = $6,"
 		    " runs_min = $7, runs_max = $8, timeout_s = $9,"
 		    " params = $10, monitors = $11, notify = $12,"
 		    " notify_author = $13, bench_repo = $14,"
 		    " bench_rev = $15, group_name = $16"
 		    " WHERE name = $1 AND deleted_at IS NULL"
+		    " AND ((t.build, t.run, t.kpi, t.higher_is_better,"
+		    " t.min_change_pct, t.runs_min, t.runs_max, t.timeout_s,"
+		    " t.params, t.monitors, t.bench_repo, t.bench_rev)"
+		    " IS NOT DISTINCT FROM ($2, $3, $4, $5::boolean,"
+		    " $6::float8, $7::integer, $8::integer, $9::integer,"
+		    " $10::jsonb, $11::jsonb, $14, $15) OR NOT EXISTS"
+		    " (SELECT FROM jobs j WHERE j.testcase_id = t.id"
+		    " AND j.state IN ('queued', 'running')))"
 		    " RETURNING " TESTCASE_COLUMNS,
 		    16, t.params),
 	    NULL);
 	if (error == STORE_OK)
 		testcase_fill(out, out->held, 0);
+	if (error == STORE_NOT_FOUND && testcase_busy(conn, fields->name))
+		error = STORE_CONFLICT;
 	return error;
 }
 

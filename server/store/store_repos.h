@@ -125,7 +125,10 @@ int store_testcases_list(struct store_testcase_list *out, PGconn *conn);
 
 /*
  * Replaces every field of the testcase `fields->name` (the name stays)
- * and fills *out.  0, STORE_NOT_FOUND (none, or deleted) or STORE_FAILED.
+ * and fills *out.  0, STORE_NOT_FOUND (none, or deleted), STORE_CONFLICT
+ * (a job of it is queued or running and a field that shapes what it
+ * measures would change: all but notify, notify_author and group) or
+ * STORE_FAILED.
  */
 int store_testcases_update(struct store_testcase *out, PGconn *conn,
 			   const struct store_testcase_fields *fields);

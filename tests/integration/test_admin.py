@@ -115,7 +115,20 @@ def admin_delete_is_refused_while_an_open_job_uses_it_and_keeps_finished_jobs(en
     for path in ("/api/v1/repos/%sbusy" % P, "/api/v1/testcases/%sbusy-tc" % P):
         status, reply = svc.api.call("DELETE", path)
         eq((status, code(reply)), (409, "in_use"), "%s while job open: %r" % (path, reply))
+    # The open job reads what it measures from its testcase as it runs:
+    # that cannot change under it; whom the report is mailed to can.
+    path = "/api/v1/testcases/%sbusy-tc" % P
+    before = svc.api.ok("GET", path)
+    for body in ({"run": "./bench --fast"}, {"runs_max": 7}, {"kpi": "other"},
+                 {"params": {"n": 2}}, {"min_change_pct": 5.0}):
+        status, reply = svc.api.call("PATCH", path, body)
+        eq((status, code(reply)), (409, "conflict"), "PATCH %r while job open" % body)
+    eq(svc.api.ok("GET", path), before, "the refused PATCHes changed nothing")
+    eq(svc.api.ok("PATCH", path, {"notify": ["ops@example.org"]})["notify"],
+       ["ops@example.org"], "notify changes while a job runs")
     done = svc.wait(job["id"])
+    eq(svc.api.ok("PATCH", path, {"runs_max": 7})["runs_max"], 7,
+       "the runs limit changes once the job ended")
     for path in ("/api/v1/repos/%sbusy" % P, "/api/v1/testcases/%sbusy-tc" % P):
         status, _ = svc.api.call("DELETE", path)
         eq(status, 200, "%s deleted once the job ended" % path)
