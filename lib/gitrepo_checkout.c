@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,8 @@
 #define CHECKOUT_PATH_MAX 4200
 /* Below this many index entries one thread stats them all. */
 #define STAT_THREAD_MIN 1000
+/* Entries a thread of the stat pass takes at a time. */
+#define STAT_CHUNK 512
 
 /* Worktree paths (relative, each malloc'd) for the checkout. */
 struct path_list {
@@ -89,20 +92,25 @@ static void path_list_free(struct path_list *list)
 }
 
 /*
- * The stat pass: entries [begin, end) of the index, each compared with
- * lstat() of its file.  dirty[i] is set for a file that may differ from
- * its entry: missing, of another type or executable bit, with other stat
- * data, or racily clean (modified no earlier than the index was written,
- * so that the same stat data may hide new content).  libgit2 compares
- * the content of those with the target; the others are as the index says.
+ * The stat pass: each entry of the index compared with lstat() of its
+ * file.  dirty[i] is set for a file that may differ from its entry:
+ * missing, of another type or executable bit, with other stat data, or
+ * racily clean (modified no earlier than the index was written, so that
+ * the same stat data may hide new content).  libgit2 compares the content
+ * of those with the target; the others are as the index says.  Two
+ * threads take chunks of entries in turn, the caller's once it has
+ * compared the index with the target tree meanwhile.
  */
 struct stat_pass {
-	const char *workdir;
 	const git_index_entry **entries;
 	bool *dirty;
-	size_t begin, end;
+	size_t count;
+	atomic_size_t next_chunk;
+	int root_fd;
 	struct timespec index_mtime;
 	bool nsec;
+	bool threaded;
+	pthread_t thread;
 };
 
 static bool type_matches(uint32_t mode, mode_t st_mode)
@@ -166,16 +174,14 @@ static int open_dir(int root_fd, const char *path, size_t dir_len)
 	return openat(root_fd, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
-static void *stat_range(void *arg)
+static void stat_range(const struct stat_pass *p, size_t begin, size_t end)
 {
-	const struct stat_pass *p = arg;
-	int root_fd, dir_fd = -1;
 	const char *dir = NULL;
 	size_t dir_len = 0, i;
+	int dir_fd = -1;
 	struct stat st;
 
-	root_fd = open(p->workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	for (i = p->begin; i < p->end; i++) {
+	for (i = begin; i < end; i++) {
 		const git_index_entry *e = p->entries[i];
 		const char *slash = strrchr(e->path, '/');
 		size_t len = slash != NULL ? (size_t)(slash - e->path) : 0;
@@ -184,8 +190,9 @@ static void *stat_range(void *arg)
 		    strncmp(e->path, dir, len) != 0) {
 			if (dir_fd >= 0)
 				close(dir_fd);
-			dir_fd = root_fd >= 0 ? open_dir(root_fd, e->path, len)
-					      : -1;
+			dir_fd = p->root_fd >= 0
+				     ? open_dir(p->root_fd, e->path, len)
+				     : -1;
 			dir = e->path;
 			dir_len = len;
 		}
@@ -197,34 +204,19 @@ static void *stat_range(void *arg)
 	}
 	if (dir_fd >= 0)
 		close(dir_fd);
-	if (root_fd >= 0)
-		close(root_fd);
-	return NULL;
 }
 
-/* Runs the stat pass over all `count` entries, in two threads when there
- * are enough of them (git stats its index in parallel too). */
-static void stat_entries(struct stat_pass *all, size_t count)
+static void *stat_chunks(void *arg)
 {
-	struct stat_pass first = *all, second = *all;
-	pthread_t thread;
+	struct stat_pass *p = arg;
+	size_t begin;
 
-	first.begin = 0;
-	first.end = count;
-	if (count < STAT_THREAD_MIN) {
-		stat_range(&first);
-		return;
-	}
-	first.end = count / 2;
-	second.begin = count / 2;
-	second.end = count;
-	if (pthread_create(&thread, NULL, stat_range, &first) != 0) {
-		first.end = count;
-		stat_range(&first);
-		return;
-	}
-	stat_range(&second);
-	pthread_join(thread, NULL);
+	while ((begin = atomic_fetch_add(&p->next_chunk, STAT_CHUNK)) <
+	       p->count)
+		stat_range(p, begin,
+			   p->count - begin > STAT_CHUNK ? begin + STAT_CHUNK
+							 : p->count);
+	return NULL;
 }
 
 static bool is_attributes_file(const char *path)
@@ -234,44 +226,61 @@ static bool is_attributes_file(const char *path)
 	return strcmp(slash != NULL ? slash + 1 : path, ".gitattributes") == 0;
 }
 
-/* Adds the tracked files whose stat data do not vouch for them. */
-static int add_dirty_entries(struct path_list *out, bool *attributes,
-			     git_index *index, const char *workdir,
-			     const char *index_path)
+/*
+ * Starts the stat pass over the index's entries, in a second thread when
+ * there are enough of them (git stats its index in parallel too).  Sets
+ * *attributes when a tracked file is a .gitattributes.
+ */
+static int stat_pass_start(struct stat_pass *p, bool *attributes,
+			   git_index *index, const char *workdir,
+			   const char *index_path)
 {
-	size_t count = git_index_entrycount(index), i;
-	struct stat_pass pass = {0};
 	struct stat index_st;
-	int error = -1;
+	size_t i;
 
-	if (count == 0)
-		return 0;
-	pass.workdir = workdir;
-	pass.nsec = (git_libgit2_features() & GIT_FEATURE_NSEC) != 0;
+	memset(p, 0, sizeof(*p));
+	atomic_init(&p->next_chunk, 0);
+	p->count = git_index_entrycount(index);
+	p->nsec = (git_libgit2_features() & GIT_FEATURE_NSEC) != 0;
+	p->root_fd = open(workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	/* With no index file, every entry counts as racily clean. */
 	if (stat(index_path, &index_st) == 0)
-		pass.index_mtime = index_st.st_mtim;
-	pass.entries = malloc(count * sizeof(*pass.entries));
-	pass.dirty = calloc(count, sizeof(*pass.dirty));
-	if (pass.entries == NULL || pass.dirty == NULL)
-		goto out;
-	/* Read here, before the threads: the index sorts itself on first
+		p->index_mtime = index_st.st_mtim;
+	p->entries = malloc((p->count + 1) * sizeof(*p->entries));
+	p->dirty = calloc(p->count + 1, sizeof(*p->dirty));
+	if (p->entries == NULL || p->dirty == NULL)
+		return -1;
+	/* Read here, before the thread: the index sorts itself on first
 	 * access. */
-	for (i = 0; i < count; i++) {
-		pass.entries[i] = git_index_get_byindex(index, i);
-		if (is_attributes_file(pass.entries[i]->path))
+	for (i = 0; i < p->count; i++) {
+		p->entries[i] = git_index_get_byindex(index, i);
+		if (is_attributes_file(p->entries[i]->path))
 			*attributes = true;
 	}
-	stat_entries(&pass, count);
-	for (i = 0; i < count; i++) {
-		if (pass.dirty[i] &&
-		    path_list_add(out, pass.entries[i]->path) < 0)
-			goto out;
+	p->threaded = p->count >= STAT_THREAD_MIN &&
+		      pthread_create(&p->thread, NULL, stat_chunks, p) == 0;
+	return 0;
+}
+
+/* Stats what is left, waits for the other thread and adds the paths of
+ * the dirty entries to `out` (when not NULL); frees the pass. */
+static int stat_pass_finish(struct stat_pass *p, struct path_list *out)
+{
+	int error = 0;
+	size_t i;
+
+	if (p->entries != NULL && p->dirty != NULL)
+		stat_chunks(p);
+	if (p->threaded)
+		pthread_join(p->thread, NULL);
+	for (i = 0; out != NULL && i < p->count && error == 0; i++) {
+		if (p->dirty[i])
+			error = path_list_add(out, p->entries[i]->path);
 	}
-	error = 0;
-out:
-	free(pass.entries);
-	free(pass.dirty);
+	if (p->root_fd >= 0)
+		close(p->root_fd);
+	free(p->entries);
+	free(p->dirty);
 	return error;
 }
 
@@ -605,11 +614,16 @@ static int collect_paths(struct path_list *paths, bool *filters,
 			 const char *index_path)
 {
 	bool attributes = false, in_worktree = false;
+	struct stat_pass pass;
+	int error;
 	size_t i;
 
-	if (add_changed_entries(paths, repo, tree, index, workdir) < 0 ||
-	    add_dirty_entries(paths, &attributes, index, workdir, index_path) <
-		0)
+	error =
+	    stat_pass_start(&pass, &attributes, index, workdir, index_path);
+	if (error == 0)
+		error = add_changed_entries(paths, repo, tree, index, workdir);
+	if (stat_pass_finish(&pass, error == 0 ? paths : NULL) < 0 ||
+	    error < 0)
 		return -1;
 	path_list_sort_unique(paths);
 	if (add_obstacles(paths, workdir, &in_worktree) < 0)
