@@ -1314,6 +1314,32 @@ test_gitrepo__checkout_replaces_what_a_build_put_in_the_way(void **state)
 }
 
 /*
+ * An untracked output in a tracked directory that the commit replaces by
+ * a file: the checkout cannot write the file without deleting the
+ * output, so it fails and says where, and keeps the output.
+ */
+static void
+test_gitrepo__checkout_fails_on_output_in_replaced_dir(void **state)
+{
+	git_repository *repo = NULL;
+	char wt[PATH_MAX];
+	char *err = NULL;
+
+	(void)state;
+	mirror_shapes(&repo, "co-blocked.git");
+	path_join(wt, tmp_root, "co-blocked-wt");
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[0], &err), 0);
+	write_file(wt, "dir2file/in.o", "object\n");
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[1], &err), -1);
+	assert_non_null(err);
+	if (strstr(err, "dir2file") == NULL)
+		fail_msg("the error does not name the path: %s", err);
+	free(err);
+	assert_file(wt, "dir2file/in.o", "object\n");
+	git_repository_free(repo);
+}
+
+/*
  * Two worktrees of one mirror (the worker's slots): each checkout moves
  * the mirror's HEAD, which must not make the other worktree's next switch
  * go wrong.  main compared with that HEAD: it wrote ln2's new content
@@ -1565,6 +1591,8 @@ int main(void)
 		test_gitrepo__checkout_resets_build_changes_to_unchanged_files),
 	    cmocka_unit_test(
 		test_gitrepo__checkout_replaces_what_a_build_put_in_the_way),
+	    cmocka_unit_test(
+		test_gitrepo__checkout_fails_on_output_in_replaced_dir),
 	    cmocka_unit_test(test_gitrepo__checkout_beside_another_worktree),
 	    cmocka_unit_test(
 		test_gitrepo__checkout_applies_attributes_and_autocrlf),
