@@ -5,8 +5,8 @@
  * the worker's switch slower than `git checkout` (docs/PERFORMANCE.md).
  * Here the paths that can need work are found first, as git finds them:
  * the index against the target tree (no worktree access), and each index
- * entry's stat data against lstat() of its file (no readdir, split over
- * two threads).  libgit2 then checks out exactly those paths.
+ * entry's stat data against fstatat() of its file (no readdir, in a
+ * second thread meanwhile).  libgit2 then checks out exactly those paths.
  */
 #include "gitrepo.h"
 
@@ -405,6 +405,8 @@ static int scan_dirs(struct dir_scan *scan, const char *dir, size_t dir_len)
 
 		for (k++; k < dir_len && dir[k] != '/'; k++)
 			;
+		if (k >= sizeof(scan->verified))
+			break;
 		type = lstat_type(scan->workdir, dir, k);
 		if (type != S_IFDIR) {
 			char obstacle[CHECKOUT_PATH_MAX];
