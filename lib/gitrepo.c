@@ -1,15 +1,11 @@
 #include "gitrepo.h"
 
-#include <git2/sys/repository.h>
-
-#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cause.h"
 #include "utf8.h"
@@ -382,104 +378,6 @@ out:
 	gitrepo_commits_free(commits, n + 1);
 	free(oids);
 	git_revwalk_free(walk);
-	return error;
-}
-
-/*
- * Removes a file of the worktree that the checkout is about to rewrite,
- * so that it writes a new file, as git does, instead of truncating the old
- * one: ext4 (auto_da_alloc) flushes a file truncated and written again to
- * disk when it is closed, and waiting for that made a switch of a few
- * hundred files twice as slow as `git checkout` (docs/PERFORMANCE.md).
- * The file's content is replaced either way: nothing is lost that FORCE
- * would keep, and a checkout that fails after this writes the file again
- * next time (it is missing, not stale).
- */
-static int unlink_before_update(git_checkout_notify_t why, const char *path,
-				const git_diff_file *baseline,
-				const git_diff_file *target,
-				const git_diff_file *workdir, void *payload)
-{
-	const char *root = payload;
-	char full[4200];
-
-	(void)baseline;
-	/* Regular files only (S_IFREG, executable or not): a symlink or a
-	 * directory is libgit2's to replace. */
-	if (why == GIT_CHECKOUT_NOTIFY_UPDATED && workdir != NULL &&
-	    target != NULL && S_ISREG(target->mode) &&
-	    S_ISREG(workdir->mode) &&
-	    snprintf(full, sizeof(full), "%s/%s", root, path) <
-		(int)sizeof(full))
-		unlink(full);
-	return 0;
-}
-
-int gitrepo_checkout(git_repository *repo, const char *workdir,
-		     const char *sha, char **err)
-{
-	git_checkout_options opts;
-	git_object *target = NULL;
-	git_index *index = NULL;
-	char index_path[4200];
-	git_oid oid;
-	int error = -1;
-
-	if (git_oid_fromstr(&oid, sha) < 0 || strlen(sha) != GITREPO_SHA_LEN) {
-		cause_set(err, "'%s' is not a full commit id", sha);
-		return -1;
-	}
-	if (mkdir(workdir, 0755) < 0 && errno != EEXIST) {
-		cause_set(err, "cannot create worktree %s: %s", workdir,
-			  strerror(errno));
-		return -1;
-	}
-	/* update_gitlink writes workdir/.git pointing at the mirror, so that
-	 * git commands of a build script run in the worktree see the commit
-	 * checked out, not some repository around it. */
-	if (git_repository_set_workdir(repo, workdir, 1) < 0) {
-		gitrepo_set_error(err, "cannot attach worktree");
-		goto out;
-	}
-	/* Each worktree keeps its own index beside it, so several worktrees
-	 * of one mirror each rewrite only what changed in them. */
-	if (snprintf(index_path, sizeof(index_path), "%s.index", workdir) >=
-		(int)sizeof(index_path) ||
-	    git_index_open(&index, index_path) < 0 ||
-	    git_repository_set_index(repo, index) < 0) {
-		gitrepo_set_error(err, "cannot open the worktree's index");
-		goto out;
-	}
-	if (git_object_lookup(&target, repo, &oid, GIT_OBJECT_COMMIT) < 0) {
-		cause_set(err, "commit %s not found in mirror", sha);
-		goto out;
-	}
-	/* FORCE overwrites local edits to tracked files but, guided by the
-	 * index, leaves files that did not change alone. */
-	git_checkout_options_init(&opts, GIT_CHECKOUT_OPTIONS_VERSION);
-	/* The index is written once, below, after HEAD has moved;
-	 * checkout's own write would write it twice. */
-	opts.checkout_strategy =
-	    GIT_CHECKOUT_FORCE | GIT_CHECKOUT_DONT_WRITE_INDEX;
-	opts.notify_flags = GIT_CHECKOUT_NOTIFY_UPDATED;
-	opts.notify_cb = unlink_before_update;
-	opts.notify_payload = (void *)workdir;
-	if (git_checkout_tree(repo, target, &opts) < 0) {
-		gitrepo_set_error(err, "checkout failed");
-		goto out;
-	}
-	if (git_repository_set_head_detached(repo, &oid) < 0) {
-		gitrepo_set_error(err, "cannot move HEAD");
-		goto out;
-	}
-	if (git_index_write(index) < 0) {
-		gitrepo_set_error(err, "cannot write the worktree's index");
-		goto out;
-	}
-	error = 0;
-out:
-	git_index_free(index);
-	git_object_free(target);
 	return error;
 }
 

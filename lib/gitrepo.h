@@ -90,10 +90,13 @@ int gitrepo_branch_of(char **out, git_repository *repo, const git_oid *commit);
  * `workdir` (created if missing), detaching HEAD there.  Files whose content
  * is unchanged are not rewritten, so build outputs stay valid for
  * incremental builds; a file that changes is replaced by a new one (as
- * git does: a hard link to it keeps the old content); untracked files
- * (build products) are kept.  The
- * worktree's index lives beside it in `workdir`.index, so several worktrees
- * of one mirror (the worker's slots) do not disturb each other.
+ * git does: a hard link to it keeps the old content); what a build did to
+ * tracked files is undone (edits, deletions, modes, a symlink or a
+ * directory put in a file's place); untracked files (build products) are
+ * kept, and the checkout fails when one is in a tracked directory that
+ * the commit replaces by a file.  The worktree's index lives beside it in
+ * `workdir`.index, so several worktrees of one mirror (the worker's slots)
+ * do not disturb each other.  Implemented in gitrepo_checkout.c.
  */
 int gitrepo_checkout(git_repository *repo, const char *workdir,
 		     const char *sha, char **err);

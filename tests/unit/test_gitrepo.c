@@ -8,6 +8,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,10 @@ static long clock_tick; /* minutes since the first commit */
 static char linear_src[PATH_MAX];
 static char linear_sha[LINEAR_COMMITS][GITREPO_SHA_LEN + 1];
 static git_repository *linear_mirror;
+
+/* A history whose paths change shape, for the checkout (make_shapes). */
+static char shapes_src[PATH_MAX];
+static char shapes_sha[2][GITREPO_SHA_LEN + 1];
 
 static void run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void capture(char *out, size_t size, const char *fmt, ...)
@@ -187,6 +192,37 @@ static void make_linear(char *path_out, const char *name, int n,
 	}
 }
 
+/*
+ * Two commits whose paths change shape.  s0: keep.txt, victim.txt and
+ * tree/x.txt (the same in s1), link -> keep.txt, ln2 -> victim.txt,
+ * dir2file/in.txt, file2dir, mode.sh (not executable).  s1: link ->
+ * victim.txt, ln2 a regular file, dir2file a file, file2dir/in.txt,
+ * mode.sh executable.
+ */
+static void make_shapes(char *path_out, const char *name,
+			char sha[][GITREPO_SHA_LEN + 1])
+{
+	char *src = path_out;
+
+	init_repo(src, name);
+	run("mkdir '%s/tree' '%s/dir2file'", src, src);
+	write_file(src, "keep.txt", "keep\n");
+	write_file(src, "victim.txt", "victim\n");
+	write_file(src, "tree/x.txt", "x\n");
+	write_file(src, "dir2file/in.txt", "in\n");
+	write_file(src, "file2dir", "a file\n");
+	write_file(src, "mode.sh", "echo mode\n");
+	run("cd '%s' && ln -s keep.txt link && ln -s victim.txt ln2", src);
+	commit_all(src, 0, "shapes 0", sha[0]);
+	run("cd '%s' && rm -r link ln2 dir2file file2dir && "
+	    "ln -s victim.txt link && chmod +x mode.sh && mkdir file2dir",
+	    src);
+	write_file(src, "ln2", "a file now\n");
+	write_file(src, "dir2file", "a file now\n");
+	write_file(src, "file2dir/in.txt", "in\n");
+	commit_all(src, 1, "shapes 1", sha[1]);
+}
+
 static void oid_str(char *out, const git_oid *oid)
 {
 	git_oid_tostr(out, GITREPO_SHA_LEN + 1, oid);
@@ -218,6 +254,7 @@ static int group_setup(void **state)
 	    linear_sha[5]);
 	run("git -C '%s' tag light %s", linear_src, linear_sha[3]);
 	run("git -C '%s' branch topic %s", linear_src, linear_sha[7]);
+	make_shapes(shapes_src, "shapes", shapes_sha);
 	path_join(mirror, tmp_root, "linear.git");
 	if (gitrepo_mirror(&linear_mirror, mirror, linear_src, &err) < 0) {
 		fprintf(stderr, "mirror: %s\n", err);
@@ -1103,6 +1140,306 @@ static void test_gitrepo__checkout_overwrites_local_edits(void **state)
 	git_repository_free(repo);
 }
 
+static void mirror_shapes(git_repository **repo, const char *name)
+{
+	char path[PATH_MAX];
+	char *err = NULL;
+
+	path_join(path, tmp_root, name);
+	assert_int_equal(gitrepo_mirror(repo, path, shapes_src, &err), 0);
+	assert_null(err);
+}
+
+static void assert_link(const char *dir, const char *name, const char *want)
+{
+	char path[PATH_MAX], target[PATH_MAX];
+	ssize_t n;
+
+	path_join(path, dir, name);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		fail_msg("%s is not a symlink", path);
+	target[n] = '\0';
+	assert_string_equal(target, want);
+}
+
+/* A regular file (not a symlink) with the executable bit or not. */
+static void assert_regular(const char *dir, const char *name, bool exec)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	path_join(path, dir, name);
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		fail_msg("%s is not a regular file", path);
+	assert_int_equal((st.st_mode & S_IXUSR) != 0, exec);
+}
+
+static void assert_same_file(const struct stat *before, const char *dir,
+			     const char *name)
+{
+	struct stat after;
+	char path[PATH_MAX];
+
+	path_join(path, dir, name);
+	assert_int_equal(lstat(path, &after), 0);
+	if (after.st_ino != before->st_ino ||
+	    after.st_mtim.tv_sec != before->st_mtim.tv_sec ||
+	    after.st_mtim.tv_nsec != before->st_mtim.tv_nsec)
+		fail_msg("%s was rewritten", path);
+}
+
+static void assert_shapes_at(const char *wt, int commit)
+{
+	assert_file(wt, "keep.txt", "keep\n");
+	assert_file(wt, "victim.txt", "victim\n");
+	assert_file(wt, "tree/x.txt", "x\n");
+	if (commit == 0) {
+		assert_link(wt, "link", "keep.txt");
+		assert_link(wt, "ln2", "victim.txt");
+		assert_file(wt, "dir2file/in.txt", "in\n");
+		assert_regular(wt, "file2dir", false);
+		assert_file(wt, "file2dir", "a file\n");
+		assert_regular(wt, "mode.sh", false);
+	} else {
+		assert_link(wt, "link", "victim.txt");
+		assert_regular(wt, "ln2", false);
+		assert_file(wt, "ln2", "a file now\n");
+		assert_regular(wt, "dir2file", false);
+		assert_file(wt, "dir2file", "a file now\n");
+		assert_file(wt, "file2dir/in.txt", "in\n");
+		assert_regular(wt, "mode.sh", true);
+	}
+	assert_file(wt, "mode.sh", "echo mode\n");
+}
+
+/* A switch only looks at what changed: these are the changes of shape it
+ * must get right, both ways, leaving the unchanged files alone. */
+static void test_gitrepo__checkout_changes_types_and_modes(void **state)
+{
+	struct stat keep, tree_x;
+	git_repository *repo = NULL;
+	char wt[PATH_MAX];
+	char *err = NULL;
+
+	(void)state;
+	mirror_shapes(&repo, "co-shapes.git");
+	path_join(wt, tmp_root, "co-shapes-wt");
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[0], &err), 0);
+	assert_shapes_at(wt, 0);
+	stat_in(&keep, wt, "keep.txt");
+	stat_in(&tree_x, wt, "tree/x.txt");
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[1], &err), 0);
+	assert_null(err);
+	assert_shapes_at(wt, 1);
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[0], &err), 0);
+	assert_null(err);
+	assert_shapes_at(wt, 0);
+	assert_same_file(&keep, wt, "keep.txt");
+	assert_same_file(&tree_x, wt, "tree/x.txt");
+	git_repository_free(repo);
+}
+
+/*
+ * What a build did to tracked files that the switch does not change is
+ * undone all the same: an edit, a deletion, a whole directory deleted, an
+ * executable bit; its untracked outputs stay.
+ */
+static void
+test_gitrepo__checkout_resets_build_changes_to_unchanged_files(void **state)
+{
+	git_repository *repo = NULL;
+	char wt[PATH_MAX], path[PATH_MAX];
+	char *err = NULL;
+
+	(void)state;
+	mirror_shapes(&repo, "co-reset.git");
+	path_join(wt, tmp_root, "co-reset-wt");
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[0], &err), 0);
+	write_file(wt, "keep.txt", "edited by the build\n");
+	path_join(path, wt, "victim.txt");
+	assert_int_equal(unlink(path), 0);
+	run("rm -r '%s/tree'", wt);
+	path_join(path, wt, "mode.sh");
+	assert_int_equal(chmod(path, 0755), 0);
+	write_file(wt, "out.o", "object\n");
+	write_file(wt, "dir2file/in.o", "object\n");
+
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[0], &err), 0);
+	assert_null(err);
+	assert_shapes_at(wt, 0);
+	assert_file(wt, "out.o", "object\n");
+	assert_file(wt, "dir2file/in.o", "object\n");
+
+	/* and when the switch changes other files */
+	write_file(wt, "keep.txt", "edited again\n");
+	path_join(path, wt, "victim.txt");
+	assert_int_equal(unlink(path), 0);
+	write_file(wt, "tree/x.o", "object\n");
+	run("rm -r '%s/dir2file'", wt);
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[1], &err), 0);
+	assert_null(err);
+	assert_shapes_at(wt, 1);
+	assert_file(wt, "out.o", "object\n");
+	assert_file(wt, "tree/x.o", "object\n");
+	git_repository_free(repo);
+}
+
+/*
+ * A build that put a symlink where a tracked file was, or a file where a
+ * tracked directory was: the switch restores the file and the directory,
+ * and writes nothing through the symlink (main wrote keep.txt's content
+ * into victim.txt).
+ */
+static void
+test_gitrepo__checkout_replaces_what_a_build_put_in_the_way(void **state)
+{
+	git_repository *repo = NULL;
+	char wt[PATH_MAX];
+	char *err = NULL;
+
+	(void)state;
+	mirror_shapes(&repo, "co-inway.git");
+	path_join(wt, tmp_root, "co-inway-wt");
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[0], &err), 0);
+	run("cd '%s' && rm keep.txt && ln -s victim.txt keep.txt && "
+	    "rm -r tree && echo 'not a directory' > tree",
+	    wt);
+
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[1], &err), 0);
+	assert_null(err);
+	assert_regular(wt, "keep.txt", false);
+	assert_shapes_at(wt, 1);
+	git_repository_free(repo);
+}
+
+/*
+ * An untracked output in a tracked directory that the commit replaces by
+ * a file: the checkout cannot write the file without deleting the
+ * output, so it fails and says where, and keeps the output.
+ */
+static void
+test_gitrepo__checkout_fails_on_output_in_replaced_dir(void **state)
+{
+	git_repository *repo = NULL;
+	char wt[PATH_MAX];
+	char *err = NULL;
+
+	(void)state;
+	mirror_shapes(&repo, "co-blocked.git");
+	path_join(wt, tmp_root, "co-blocked-wt");
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[0], &err), 0);
+	write_file(wt, "dir2file/in.o", "object\n");
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[1], &err), -1);
+	assert_non_null(err);
+	if (strstr(err, "dir2file") == NULL)
+		fail_msg("the error does not name the path: %s", err);
+	free(err);
+	assert_file(wt, "dir2file/in.o", "object\n");
+	git_repository_free(repo);
+}
+
+/*
+ * Two worktrees of one mirror (the worker's slots): each checkout moves
+ * the mirror's HEAD, which must not make the other worktree's next switch
+ * go wrong.  main compared with that HEAD: it wrote ln2's new content
+ * through the old symlink into victim.txt, and rewrote files that were
+ * already right.
+ */
+static void test_gitrepo__checkout_beside_another_worktree(void **state)
+{
+	struct stat keep, ln2, mode;
+	git_repository *repo = NULL;
+	char wt[PATH_MAX], other[PATH_MAX];
+	char *err = NULL;
+
+	(void)state;
+	mirror_shapes(&repo, "co-slots.git");
+	path_join(wt, tmp_root, "co-slots-wt");
+	path_join(other, tmp_root, "co-slots-other");
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[0], &err), 0);
+	assert_int_equal(gitrepo_checkout(repo, other, shapes_sha[1], &err),
+			 0);
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[1], &err), 0);
+	assert_null(err);
+	assert_shapes_at(wt, 1);
+	stat_in(&keep, wt, "keep.txt");
+	stat_in(&ln2, wt, "ln2");
+	stat_in(&mode, wt, "mode.sh");
+	pause_past_timestamp_granularity();
+
+	assert_int_equal(gitrepo_checkout(repo, other, shapes_sha[0], &err),
+			 0);
+	assert_shapes_at(other, 0);
+	assert_int_equal(gitrepo_checkout(repo, wt, shapes_sha[1], &err), 0);
+	assert_null(err);
+	assert_shapes_at(wt, 1);
+	assert_same_file(&keep, wt, "keep.txt");
+	assert_same_file(&ln2, wt, "ln2");
+	assert_same_file(&mode, wt, "mode.sh");
+	git_repository_free(repo);
+}
+
+/*
+ * libgit2's filters (here CRLF conversion) still apply to what a switch
+ * writes when attributes or configuration ask for them: a tracked
+ * .gitattributes, one a build left in the worktree, the mirror's
+ * info/attributes, core.autocrlf.  Without any, the checkout skips the
+ * filter lookups.
+ */
+static void
+test_gitrepo__checkout_applies_attributes_and_autocrlf(void **state)
+{
+	git_repository *repo = NULL;
+	char wt[PATH_MAX], mirror[PATH_MAX], src[PATH_MAX];
+	char sha[2][GITREPO_SHA_LEN + 1];
+	char *err = NULL;
+
+	(void)state;
+	init_repo(src, "attrs-src");
+	write_file(src, ".gitattributes", "*.txt text eol=crlf\n");
+	write_file(src, "a.txt", "one\n");
+	commit_all(src, 0, "attributes 0", sha[0]);
+	write_file(src, "a.txt", "two\n");
+	commit_all(src, 1, "attributes 1", sha[1]);
+	path_join(mirror, tmp_root, "co-attrs.git");
+	assert_int_equal(gitrepo_mirror(&repo, mirror, src, &err), 0);
+	path_join(wt, tmp_root, "co-attrs-wt");
+	assert_int_equal(gitrepo_checkout(repo, wt, sha[0], &err), 0);
+	assert_file(wt, "a.txt", "one\r\n");
+	assert_int_equal(gitrepo_checkout(repo, wt, sha[1], &err), 0);
+	assert_file(wt, "a.txt", "two\r\n");
+	git_repository_free(repo);
+
+	/* linear has no .gitattributes: one the build wrote applies */
+	mirror_linear(&repo, "co-attrs-linear.git");
+	path_join(wt, tmp_root, "co-attrs-linear-wt");
+	assert_int_equal(gitrepo_checkout(repo, wt, linear_sha[0], &err), 0);
+	assert_file(wt, "change.txt", "v0\n");
+	write_file(wt, ".gitattributes", "change.txt text eol=crlf\n");
+	assert_int_equal(gitrepo_checkout(repo, wt, linear_sha[1], &err), 0);
+	assert_file(wt, "change.txt", "v1\r\n");
+	run("rm '%s/.gitattributes'", wt);
+	/* the mirror's info/attributes */
+	path_join(mirror, tmp_root, "co-attrs-linear.git/info");
+	run("mkdir -p '%s'", mirror);
+	write_file(mirror, "attributes", "change.txt text eol=crlf\n");
+	assert_int_equal(gitrepo_checkout(repo, wt, linear_sha[2], &err), 0);
+	assert_file(wt, "change.txt", "v2\r\n");
+	run("rm '%s/attributes'", mirror);
+	assert_int_equal(gitrepo_checkout(repo, wt, linear_sha[3], &err), 0);
+	assert_file(wt, "change.txt", "v3\n");
+	/* core.autocrlf */
+	path_join(mirror, tmp_root, "co-attrs-linear.git");
+	run("git -C '%s' config core.autocrlf true", mirror);
+	git_repository_free(repo);
+	assert_int_equal(gitrepo_open(&repo, mirror, &err), 0);
+	assert_int_equal(gitrepo_checkout(repo, wt, linear_sha[4], &err), 0);
+	assert_null(err);
+	assert_file(wt, "change.txt", "v4\r\n");
+	git_repository_free(repo);
+}
+
 /* The worker keeps mirrors and worktrees apart: a worktree removed by an
  * operator is rebuilt in full from the same mirror. */
 static void
@@ -1249,6 +1586,16 @@ int main(void)
 		test_gitrepo__checkout_next_rewrites_only_changed),
 	    cmocka_unit_test(test_gitrepo__checkout_replaces_changed_files),
 	    cmocka_unit_test(test_gitrepo__checkout_overwrites_local_edits),
+	    cmocka_unit_test(test_gitrepo__checkout_changes_types_and_modes),
+	    cmocka_unit_test(
+		test_gitrepo__checkout_resets_build_changes_to_unchanged_files),
+	    cmocka_unit_test(
+		test_gitrepo__checkout_replaces_what_a_build_put_in_the_way),
+	    cmocka_unit_test(
+		test_gitrepo__checkout_fails_on_output_in_replaced_dir),
+	    cmocka_unit_test(test_gitrepo__checkout_beside_another_worktree),
+	    cmocka_unit_test(
+		test_gitrepo__checkout_applies_attributes_and_autocrlf),
 	    cmocka_unit_test(
 		test_gitrepo__checkout_recreated_worktree_gets_all_files),
 	    cmocka_unit_test(test_gitrepo__checkout_detaches_head_in_worktree),
