@@ -2,6 +2,19 @@
 
 #include <stdlib.h>
 
+#include "../db.h"
+
+int store_command(PGconn *conn, const char *sql, int count,
+		  const char *const *params)
+{
+	PGresult *r = db_exec(conn, sql, count, params);
+
+	if (r == NULL)
+		return STORE_FAILED;
+	PQclear(r);
+	return STORE_OK;
+}
+
 int store_one_row(PGresult *r)
 {
 	if (r == NULL)

@@ -43,6 +43,11 @@ static inline const char *store_int_text(char *buf, long long value)
 	return buf;
 }
 
+/* Runs `sql` with its `count` parameters, whose rows (if any) nobody
+ * reads: STORE_OK or STORE_FAILED. */
+int store_command(PGconn *conn, const char *sql, int count,
+		  const char *const *params);
+
 /*
  * The status of a command that looks for one row, whose result is `r`
  * (NULL: the command failed): STORE_OK when it has exactly one row (the

@@ -11,17 +11,6 @@
 #define INBOX_LOCK_KEY "7405611330"
 
 /* A command whose rows are not wanted; STORE_OK or STORE_FAILED. */
-static int command(PGconn *conn, const char *sql, int count,
-		   const char *const *params)
-{
-	PGresult *r = db_exec(conn, sql, count, params);
-
-	if (r == NULL)
-		return STORE_FAILED;
-	PQclear(r);
-	return STORE_OK;
-}
-
 int store_inbox_add(bool *added, PGconn *conn, const struct store_inbox_new *m)
 {
 	char number[STORE_INT_TEXT], total[STORE_INT_TEXT];
@@ -128,11 +117,12 @@ int store_inbox_settle(PGconn *conn, const long long *ids, size_t count,
 	list[used++] = '}';
 	list[used] = '\0';
 	params[0] = list;
-	status = command(conn,
-			 "UPDATE inbox_messages SET state = $2, rule_id = $3,"
-			 " job_id = $4, note = $5"
-			 " WHERE id = ANY($1::bigint[])",
-			 5, params);
+	status =
+	    store_command(conn,
+			  "UPDATE inbox_messages SET state = $2, rule_id = $3,"
+			  " job_id = $4, note = $5"
+			  " WHERE id = ANY($1::bigint[])",
+			  5, params);
 	free(list);
 	return status;
 }
@@ -267,6 +257,6 @@ int store_inbox_lock(bool *got, PGconn *conn)
 
 int store_inbox_unlock(PGconn *conn)
 {
-	return command(conn, "SELECT pg_advisory_unlock(" INBOX_LOCK_KEY ")",
-		       0, NULL);
+	return store_command(
+	    conn, "SELECT pg_advisory_unlock(" INBOX_LOCK_KEY ")", 0, NULL);
 }

@@ -5,27 +5,16 @@
 
 #include "../db.h"
 
-static int command(PGconn *conn, const char *sql, int count,
-		   const char *const *params)
-{
-	PGresult *r = db_exec(conn, sql, count, params);
-
-	if (r == NULL)
-		return STORE_FAILED;
-	PQclear(r);
-	return STORE_OK;
-}
-
 int store_spread_start(PGconn *conn, long long job_id, long long machines)
 {
 	char job[STORE_INT_TEXT], k[STORE_INT_TEXT];
 	const char *params[2] = {store_int_text(job, job_id),
 				 store_int_text(k, machines)};
 
-	return command(conn,
-		       "UPDATE jobs SET machines = $2, spread = $2 > 1"
-		       " WHERE id = $1",
-		       2, params);
+	return store_command(conn,
+			     "UPDATE jobs SET machines = $2, spread = $2 > 1"
+			     " WHERE id = $1",
+			     2, params);
 }
 
 int store_spread_state(bool *spread, long long *machines, PGconn *conn,
@@ -134,11 +123,12 @@ int store_spread_cancel_joins(PGconn *conn, long long job_id)
 	char job[STORE_INT_TEXT];
 	const char *params[1] = {store_int_text(job, job_id)};
 
-	return command(conn,
-		       "UPDATE tasks SET state = 'cancelled',"
-		       " finished_at = now() WHERE job_id = $1 AND joining"
-		       " AND state = 'queued'",
-		       1, params);
+	return store_command(
+	    conn,
+	    "UPDATE tasks SET state = 'cancelled',"
+	    " finished_at = now() WHERE job_id = $1 AND joining"
+	    " AND state = 'queued'",
+	    1, params);
 }
 
 int store_spread_settle(PGconn *conn, long long job_id, long long worker_id,
@@ -151,21 +141,23 @@ int store_spread_settle(PGconn *conn, long long job_id, long long worker_id,
 		params[1] = store_int_text(worker, worker_id);
 	/* A task another machine is running is left to end: its runs come
 	 * in superseded (store_runs_insert). */
-	if (command(conn,
-		    "UPDATE jobs SET spread = false, spread_reason = $3,"
-		    " worker_id = $2::bigint, bound_at = CASE WHEN $2::bigint"
-		    " IS NULL THEN NULL ELSE now() END WHERE id = $1",
-		    3, params) != STORE_OK ||
-	    command(conn,
-		    "UPDATE runs SET superseded = true WHERE job_id = $1"
-		    " AND NOT superseded AND worker_id IS DISTINCT FROM"
-		    " $2::bigint",
-		    2, params) != STORE_OK ||
-	    command(conn,
-		    "UPDATE tasks SET state = 'cancelled', finished_at = now()"
-		    " WHERE job_id = $1 AND state IN ('queued', 'running')"
-		    " AND (joining OR for_worker IS DISTINCT FROM $2::bigint)",
-		    2, params) != STORE_OK)
+	if (store_command(
+		conn,
+		"UPDATE jobs SET spread = false, spread_reason = $3,"
+		" worker_id = $2::bigint, bound_at = CASE WHEN $2::bigint"
+		" IS NULL THEN NULL ELSE now() END WHERE id = $1",
+		3, params) != STORE_OK ||
+	    store_command(conn,
+			  "UPDATE runs SET superseded = true WHERE job_id = $1"
+			  " AND NOT superseded AND worker_id IS DISTINCT FROM"
+			  " $2::bigint",
+			  2, params) != STORE_OK ||
+	    store_command(
+		conn,
+		"UPDATE tasks SET state = 'cancelled', finished_at = now()"
+		" WHERE job_id = $1 AND state IN ('queued', 'running')"
+		" AND (joining OR for_worker IS DISTINCT FROM $2::bigint)",
+		2, params) != STORE_OK)
 		return STORE_FAILED;
 	return STORE_OK;
 }
@@ -206,19 +198,21 @@ int store_spread_drop_lost(long long *job_id, long long *lost_worker,
 	PQclear(r);
 	store_int_text(job, *job_id);
 	store_int_text(lost, *lost_worker);
-	if (command(conn,
-		    "UPDATE tasks SET state = 'cancelled', finished_at = now()"
-		    " WHERE job_id = $1 AND for_worker = $2"
-		    " AND state IN ('queued', 'running')",
-		    2, job_params) != STORE_OK)
+	if (store_command(
+		conn,
+		"UPDATE tasks SET state = 'cancelled', finished_at = now()"
+		" WHERE job_id = $1 AND for_worker = $2"
+		" AND state IN ('queued', 'running')",
+		2, job_params) != STORE_OK)
 		return STORE_FAILED;
 	/* the first machine of those left, or none */
-	return command(conn,
-		       "UPDATE jobs j SET worker_id = (SELECT m.worker_id"
-		       " FROM job_machines m WHERE m.job_id = j.id"
-		       " AND m.left_at IS NULL ORDER BY m.slot LIMIT 1)"
-		       " WHERE j.id = $1 AND j.worker_id = $2",
-		       2, job_params);
+	return store_command(
+	    conn,
+	    "UPDATE jobs j SET worker_id = (SELECT m.worker_id"
+	    " FROM job_machines m WHERE m.job_id = j.id"
+	    " AND m.left_at IS NULL ORDER BY m.slot LIMIT 1)"
+	    " WHERE j.id = $1 AND j.worker_id = $2",
+	    2, job_params);
 }
 
 void store_spread_summary_clear(struct store_spread_summary *s)

@@ -22,17 +22,6 @@ static char *copy_text(const PGresult *r, int row, int col)
 }
 
 /* Runs a command whose result is not read: 0 or -1. */
-static int run_command(PGconn *conn, const char *sql, int count,
-		       const char *const *params)
-{
-	PGresult *r = db_exec(conn, sql, count, params);
-
-	if (r == NULL)
-		return -1;
-	PQclear(r);
-	return 0;
-}
-
 void store_plan_clear(struct store_plan *plan)
 {
 	free(plan->entries);
@@ -489,7 +478,7 @@ int store_tasks_extend(PGconn *conn, long long task_id, const char *activity,
 
 	store_int_text(id, task_id);
 	store_int_text(seconds, (long long)lease_seconds);
-	return run_command(
+	return store_command(
 	    conn,
 	    "UPDATE tasks SET lease_expires_at = now() +"
 	    " make_interval(secs => $2),"
@@ -577,14 +566,14 @@ int store_runs_insert(PGconn *conn, const struct store_run *run)
 	/* A run of a machine the job has moved away from is kept for the
 	 * record but not counted (issue 14); a spread job counts every
 	 * machine's (lib/spread.h). */
-	return run_command(conn,
-			   "INSERT INTO runs (job_id, task_id, commit_idx,"
-			   " worker_id, kpi, metrics, exit_code, wall_s,"
-			   " purpose, superseded) SELECT $1, $2, $3, $4, $5,"
-			   " $6, $7, $8, $9, NOT j.spread AND j.worker_id"
-			   " IS NOT NULL AND j.worker_id <> $4"
-			   " FROM jobs j WHERE j.id = $1",
-			   9, params);
+	return store_command(conn,
+			     "INSERT INTO runs (job_id, task_id, commit_idx,"
+			     " worker_id, kpi, metrics, exit_code, wall_s,"
+			     " purpose, superseded) SELECT $1, $2, $3, $4, $5,"
+			     " $6, $7, $8, $9, NOT j.spread AND j.worker_id"
+			     " IS NOT NULL AND j.worker_id <> $4"
+			     " FROM jobs j WHERE j.id = $1",
+			     9, params);
 }
 
 int store_tasks_build_failed(PGconn *conn, long long job_id, long long index,
@@ -595,12 +584,12 @@ int store_tasks_build_failed(PGconn *conn, long long job_id, long long index,
 
 	store_int_text(job, job_id);
 	store_int_text(idx, index);
-	return run_command(conn,
-			   "UPDATE job_commits SET build_failed = true,"
-			   " build_log = right($3, 65536),"
-			   " outcome = 'build_failed'"
-			   " WHERE job_id = $1 AND idx = $2",
-			   3, params);
+	return store_command(conn,
+			     "UPDATE job_commits SET build_failed = true,"
+			     " build_log = right($3, 65536),"
+			     " outcome = 'build_failed'"
+			     " WHERE job_id = $1 AND idx = $2",
+			     3, params);
 }
 
 int store_tasks_finish(PGconn *conn, long long task_id, long long builds)
@@ -613,7 +602,7 @@ int store_tasks_finish(PGconn *conn, long long task_id, long long builds)
 		store_int_text(builds_text, builds);
 		params[1] = builds_text;
 	}
-	return run_command(
+	return store_command(
 	    conn,
 	    "UPDATE tasks SET state = 'done', finished_at = now(),"
 	    " builds = $2 WHERE id = $1",
@@ -656,10 +645,10 @@ int store_tasks_insert(PGconn *conn, long long job_id,
 	if (plan->for_worker > 0)
 		params[3] = store_int_text(worker, plan->for_worker);
 	params[4] = plan->joining ? "true" : "false";
-	rc = run_command(conn,
-			 "INSERT INTO tasks (job_id, plan, interleave,"
-			 " for_worker, joining) VALUES ($1, $2, $3, $4, $5)",
-			 5, params);
+	rc = store_command(conn,
+			   "INSERT INTO tasks (job_id, plan, interleave,"
+			   " for_worker, joining) VALUES ($1, $2, $3, $4, $5)",
+			   5, params);
 	free(plan_text);
 	return rc;
 }

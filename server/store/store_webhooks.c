@@ -13,17 +13,6 @@ static const char *owner_column(enum store_webhook_owner owner)
 	return owner == STORE_WEBHOOK_JOB ? "job" : "testcase";
 }
 
-static int command(PGconn *conn, const char *sql, int count,
-		   const char *const *params)
-{
-	PGresult *r = db_exec(conn, sql, count, params);
-
-	if (r == NULL)
-		return STORE_FAILED;
-	PQclear(r);
-	return STORE_OK;
-}
-
 void store_webhook_list_clear(struct store_webhook_list *list)
 {
 	if (list == NULL)
@@ -63,7 +52,7 @@ int store_webhooks_set(PGconn *conn, enum store_webhook_owner owner,
 
 	if (store_webhooks_remove(conn, owner, owner_id) < 0)
 		return STORE_FAILED;
-	return command(
+	return store_command(
 	    conn,
 	    "INSERT INTO webhooks (testcase_id, job_id, url, format,"
 	    " secret) VALUES (CASE WHEN $1 = 'testcase'"
@@ -79,10 +68,10 @@ int store_webhooks_remove(PGconn *conn, enum store_webhook_owner owner,
 	const char *params[2] = {owner_column(owner),
 				 store_int_text(id, owner_id)};
 
-	return command(conn,
-		       "DELETE FROM webhooks WHERE CASE WHEN $1 = 'job'"
-		       " THEN job_id ELSE testcase_id END = $2::bigint",
-		       2, params);
+	return store_command(conn,
+			     "DELETE FROM webhooks WHERE CASE WHEN $1 = 'job'"
+			     " THEN job_id ELSE testcase_id END = $2::bigint",
+			     2, params);
 }
 
 int store_webhooks_get(struct store_webhook_list *out, PGconn *conn,
@@ -129,7 +118,7 @@ int store_webhooks_queue(PGconn *conn, long long job_id, const char *source,
 	const char *params[6] = {
 	    store_int_text(id, job_id), source, format, url, body, signature};
 
-	return command(
+	return store_command(
 	    conn,
 	    "INSERT INTO webhook_deliveries (job_id, source, format,"
 	    " url, body, signature) VALUES ($1, $2, $3, $4, $5, $6)",
@@ -176,11 +165,12 @@ int store_webhooks_delivered(PGconn *conn, long long id, long status)
 	const char *params[2] = {store_int_text(id_text, id),
 				 store_int_text(status_text, status)};
 
-	return command(conn,
-		       "UPDATE webhook_deliveries SET delivered_at = now(),"
-		       " last_attempt_at = now(), attempts = attempts + 1,"
-		       " last_status = $2, last_error = NULL WHERE id = $1",
-		       2, params);
+	return store_command(
+	    conn,
+	    "UPDATE webhook_deliveries SET delivered_at = now(),"
+	    " last_attempt_at = now(), attempts = attempts + 1,"
+	    " last_status = $2, last_error = NULL WHERE id = $1",
+	    2, params);
 }
 
 int store_webhooks_failed(PGconn *conn, long long id, long status,
@@ -197,16 +187,17 @@ int store_webhooks_failed(PGconn *conn, long long id, long status,
 	    store_int_text(tries, tries_max),
 	    give_up ? "true" : "false"};
 
-	return command(conn,
-		       "UPDATE webhook_deliveries SET attempts = attempts + 1,"
-		       " last_status = $2, last_error = $3,"
-		       " last_attempt_at = now(),"
-		       " next_attempt_at = now() + make_interval(secs =>"
-		       " least($4::double precision, 5 * 2 ^"
-		       " least(attempts, 20))),"
-		       " failed_at = CASE WHEN $6::boolean OR attempts + 1 >="
-		       " $5::integer THEN now() END WHERE id = $1",
-		       6, params);
+	return store_command(
+	    conn,
+	    "UPDATE webhook_deliveries SET attempts = attempts + 1,"
+	    " last_status = $2, last_error = $3,"
+	    " last_attempt_at = now(),"
+	    " next_attempt_at = now() + make_interval(secs =>"
+	    " least($4::double precision, 5 * 2 ^"
+	    " least(attempts, 20))),"
+	    " failed_at = CASE WHEN $6::boolean OR attempts + 1 >="
+	    " $5::integer THEN now() END WHERE id = $1",
+	    6, params);
 }
 
 void store_webhook_shown_list_clear(struct store_webhook_shown_list *list)
