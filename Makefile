@@ -206,7 +206,7 @@ fuzz: $(FUZZ_TARGETS)
 # directory each time.
 bench: all $(BENCHES)
 	@st=0; for b in $(BENCHES); do echo "== $$b"; $$b || st=1; done; \
-	for p in claim_latency queue_claims memory http_jobs; do \
+	for p in claim_latency queue_claims memory http_jobs spread_e2e; do \
 		echo "== bench/$$p.py"; /usr/bin/python3 bench/$$p.py || st=1; \
 	done; exit $$st
 

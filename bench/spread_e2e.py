@@ -19,7 +19,8 @@ a testcase of its own, so no build is taken from a worker's build cache.
 
 Prints each job's wall clock, culprit and runs, then per machine count
 the median wall clock, its ratio to one machine's, the share of right
-culprits and the mean runs.  Exits 1 when a culprit was wrong.
+culprits and the mean runs.  Exits 1 when a culprit was wrong or four
+machines took more than 0.4 of one machine's time (issue 14's goal).
 """
 import argparse
 import os
@@ -32,6 +33,7 @@ import benchlib
 from benchlib import harness
 
 SCALES = ["1", "0.97", "1.03", "0.985"]
+TARGET = 0.4  # 4 machines' wall clock, at most this share of one's
 RUN = ("sleep {run}; ./bench | awk -v f=\"${{SPREAD_SCORE_SCALE:-1}}\""
        " '/^bench.score:/ {{ printf \"bench.score: %.4f\\n\", $2 * f; next }}"
        " {{ print }}'")
@@ -113,7 +115,14 @@ def main():
             k, med, med / base, sum(r for _, r, _ in results[k]),
             len(results[k]), statistics.mean(n for _, _, n in results[k])))
     wrong = sum(not r for k in counts for _, r, _ in results[k])
-    return 1 if wrong else 0
+    missed = False
+    if 1 in results and 4 in results:
+        ratio = (statistics.median(w for w, _, _ in results[4]) /
+                 statistics.median(w for w, _, _ in results[1]))
+        missed = ratio > TARGET
+        print("\nspread_ratio_4_machines: %.2f (issue 14's goal: at most"
+              " %.1f; %s)" % (ratio, TARGET, "missed" if missed else "met"))
+    return 1 if wrong or missed else 0
 
 
 if __name__ == "__main__":
