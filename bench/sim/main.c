@@ -22,7 +22,9 @@
  *
  * --machines K (with --machine-offset, --run-seconds, --build-seconds;
  * any of them adds the wall-clock fields) runs the engine on K machines
- * at once (machines.c) and reports the wall clock to the verdict.
+ * at once (machines.c: lib/spread.c's k-section, then the engine on the
+ * machine it settles on) and reports the wall clock to the verdict, and
+ * with K > 1 when the k-section settled.
  */
 #include <getopt.h>
 #include <jansson.h>
