@@ -108,11 +108,12 @@ static double machines_start(struct machines_job *job, size_t m,
 }
 
 /* Makes the runs of machine m's plan (A B A B when interleaved), which
- * moves its clock to the plan's end; the machine is free again. */
-static void machines_finish(struct machines_job *job, size_t m)
+ * moves its clock to the plan's end; the machine is free again.
+ * Returns how many runs it made. */
+static size_t machines_finish(struct machines_job *job, size_t m)
 {
 	struct spread_plan *plan = &job->plan[m];
-	size_t done[BISECT_MAX_REQUESTS] = {0}, q, k;
+	size_t done[BISECT_MAX_REQUESTS] = {0}, q, k, made = 0;
 	bool valid[BISECT_MAX_REQUESTS], more = true;
 
 	for (q = 0; q < plan->request_count; q++)
@@ -130,10 +131,12 @@ static void machines_finish(struct machines_job *job, size_t m)
 				sim_machine_run(job->t, m, r->commit,
 						r->purpose == BISECT_CONFIRM);
 			done[q] += burst;
+			made += burst;
 			more = true;
 		}
 	}
 	memset(plan, 0, sizeof(*plan));
+	return made;
 }
 
 /*
@@ -177,7 +180,11 @@ static size_t machines_ksection(struct machines_job *job, double *now,
 			return SIZE_MAX;
 		}
 		*now = job->finish[next];
-		machines_finish(job, next);
+		if (machines_finish(job, next) == 0) {
+			/* it would plan the same again */
+			*reason = "asked only for runs that cannot be made";
+			return SIZE_MAX;
+		}
 	}
 	if (steps == MACHINES_STEPS_MAX) {
 		*reason = "did not settle";
