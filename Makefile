@@ -112,7 +112,8 @@ sqlplace:
 	/usr/bin/python3 tests/lint/sqlplace.py
 
 # The simulator on several machines per job (tests/sim/test_machines.py):
-# one machine's output unchanged, four find the culprit sooner.
+# one machine's output unchanged; four machines (lib/spread.c) accurate,
+# settling sooner than one machine's verdict.
 simcheck: $(BIN)/statbisect-sim
 	/usr/bin/python3 tests/sim/test_machines.py $(BIN)/statbisect-sim
 

@@ -475,9 +475,12 @@ static int decide(struct spread_result *out, struct state *s)
 
 	if (rc < 0)
 		return rc;
+	/* on the first machine, whatever the others found: its endpoints
+	 * decide as they would alone (the machine that said "same" first
+	 * would give K machines K chances to miss a change) */
 	for (m = 0; m < s->machine_count; m++)
 		if (ends[m] == ANSWER_GOOD || ends[m] == ANSWER_UNDECIDED)
-			return settle(out, m,
+			return settle(out, 0,
 				      "a machine did not find the endpoints "
 				      "different");
 	rc = narrow(s, answered);

@@ -23,9 +23,10 @@
  *     both sides of the culprit and their confirmation.
  *
  * Anything the k-section cannot settle settles the job at once on one
- * machine: endpoints a machine does not find different, answers that
- * contradict each other, an undecided commit inside the range, a range
- * with merges.  Slower, never less sound.
+ * machine: endpoints a machine does not find different (on the first
+ * machine, whose own endpoints then decide), answers that contradict
+ * each other, an undecided commit inside the range, a range with
+ * merges.  Slower, never less sound.
  */
 #ifndef STATBISECT_SPREAD_H
 #define STATBISECT_SPREAD_H

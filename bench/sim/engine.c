@@ -18,17 +18,23 @@
 #define ENGINE_BAD_REQUESTS_MAX 100
 #define ENGINE_REQUEST_MAX 100000
 
-static void engine_feed(struct bisect_commit *in, struct sim_trial *trial)
+static void engine_feed(struct bisect_commit *in, struct sim_trial *trial,
+			size_t machine)
 {
 	size_t i;
 
 	for (i = 0; i < trial->dag.count; i++) {
-		in[i].values = trial->search[i].values;
-		in[i].value_count = trial->search[i].count;
-		in[i].confirm_values = trial->confirm[i].values;
-		in[i].confirm_count = trial->confirm[i].count;
-		in[i].confirm_seq = trial->confirm[i].order;
-		in[i].seq = trial->search[i].order;
+		const struct sim_series *s =
+		    sim_series_of(trial, machine, i, false);
+		const struct sim_series *c =
+		    sim_series_of(trial, machine, i, true);
+
+		in[i].values = s->values;
+		in[i].value_count = s->count;
+		in[i].confirm_values = c->values;
+		in[i].confirm_count = c->count;
+		in[i].confirm_seq = c->order;
+		in[i].seq = s->order;
 	}
 }
 
@@ -37,7 +43,7 @@ static void engine_feed(struct bisect_commit *in, struct sim_trial *trial)
  * request (not run); more runs than any commit may get is an engine bug
  * that ends the trial (returns false).
  */
-static bool engine_check(struct sim_trial *trial,
+static bool engine_check(struct sim_trial *trial, size_t machine,
 			 const struct bisect_result *res, bool *valid)
 {
 	size_t q;
@@ -59,13 +65,14 @@ static bool engine_check(struct sim_trial *trial,
 				 r->purpose == BISECT_CONFIRM ? "confirm"
 							      : "search",
 				 r->commit,
-				 r->purpose == BISECT_CONFIRM
-				     ? trial->confirm[r->commit].count
-				     : trial->search[r->commit].count);
+				 sim_series_of(trial, machine, r->commit,
+					       r->purpose == BISECT_CONFIRM)
+				     ->count);
 			return false;
 		}
 		if (r->purpose == BISECT_SEARCH &&
-		    trial->search[r->commit].count + r->runs >
+		    sim_series_of(trial, machine, r->commit, false)->count +
+			    r->runs >
 			trial->config->runs_max)
 			trial->over_runs_max++;
 	}
@@ -73,7 +80,7 @@ static bool engine_check(struct sim_trial *trial,
 }
 
 /* Makes the runs of the valid requests; returns how many. */
-static size_t engine_run(struct sim_trial *trial,
+static size_t engine_run(struct sim_trial *trial, size_t machine,
 			 const struct bisect_result *res, const bool *valid)
 {
 	size_t done[BISECT_MAX_REQUESTS] = {0}, made = 0, q;
@@ -90,8 +97,8 @@ static size_t engine_run(struct sim_trial *trial,
 			/* interleaved: one run, then the next request */
 			burst = res->interleave ? 1 : r->runs - done[q];
 			for (k = 0; k < burst; k++)
-				sim_run(trial, r->commit,
-					r->purpose == BISECT_CONFIRM);
+				sim_machine_run(trial, machine, r->commit,
+						r->purpose == BISECT_CONFIRM);
 			done[q] += burst;
 			made += burst;
 			more = true;
@@ -153,7 +160,7 @@ static int engine_outcome(struct sim_outcome *out,
 
 /* One line per trial on stderr (--trace): the planted changes, then the
  * verdict and each culprit named, to see what a wrong trial did. */
-static void engine_trace(const struct sim_trial *trial,
+static void engine_trace(struct sim_trial *trial, size_t machine,
 			 const struct bisect_result *res,
 			 const enum bisect_class *classes, size_t trial_runs)
 {
@@ -161,8 +168,10 @@ static void engine_trace(const struct sim_trial *trial,
 
 	for (i = 0; trial->config->trace_commits && i < trial->dag.count;
 	     i++) {
-		const struct sim_series *s = &trial->search[i];
-		const struct sim_series *c = &trial->confirm[i];
+		const struct sim_series *s =
+		    sim_series_of(trial, machine, i, false);
+		const struct sim_series *c =
+		    sim_series_of(trial, machine, i, true);
 
 		if (s->count + c->count == 0)
 			continue;
@@ -178,9 +187,10 @@ static void engine_trace(const struct sim_trial *trial,
 	}
 
 	endpoints =
-	    trial->search[0].count + trial->search[trial->dag.count - 1].count;
+	    sim_series_of(trial, machine, 0, false)->count +
+	    sim_series_of(trial, machine, trial->dag.count - 1, false)->count;
 	for (i = 0; i < trial->dag.count; i++)
-		confirm += trial->confirm[i].count;
+		confirm += sim_series_of(trial, machine, i, true)->count;
 	fprintf(stderr, "trial changes");
 	for (i = 0; i < trial->change_count; i++)
 		fprintf(stderr, " %zu", trial->changes[i]);
@@ -195,8 +205,10 @@ static void engine_trace(const struct sim_trial *trial,
 			"confidence %.6f",
 			c->commit, c->parent,
 			c->confirmed ? "confirmed" : "unconfirmed", c->p_value,
-			c->change_pct, trial->confirm[c->commit].count,
-			trial->confirm[c->parent].count, c->confidence);
+			c->change_pct,
+			sim_series_of(trial, machine, c->commit, true)->count,
+			sim_series_of(trial, machine, c->parent, true)->count,
+			c->confidence);
 	}
 	if (res->reason != NULL)
 		fprintf(stderr, " (%s)", res->reason);
@@ -204,6 +216,12 @@ static void engine_trace(const struct sim_trial *trial,
 }
 
 int sim_engine(struct sim_outcome *out, struct sim_trial *trial)
+{
+	return sim_engine_on(out, trial, 0);
+}
+
+int sim_engine_on(struct sim_outcome *out, struct sim_trial *trial,
+		  size_t machine)
 {
 	const struct sim_config *cfg = trial->config;
 	size_t count = trial->dag.count, i, calls, runs = 0, made;
@@ -231,7 +249,7 @@ int sim_engine(struct sim_outcome *out, struct sim_trial *trial)
 	 * change found */
 	opts.confirm_max = cfg->runs_max;
 	for (calls = 0;; calls++) {
-		engine_feed(in, trial);
+		engine_feed(in, trial, machine);
 		rc = bisect_step(&res, classes, in, count, &opts);
 		if (rc < 0) {
 			out->verdict = SIM_FAILED;
@@ -253,7 +271,7 @@ int sim_engine(struct sim_outcome *out, struct sim_trial *trial)
 			out->failure = "engine pending without requests";
 			goto out;
 		}
-		if (!engine_check(trial, &res, valid)) {
+		if (!engine_check(trial, machine, &res, valid)) {
 			out->verdict = SIM_FAILED;
 			out->failure = "engine asked for absurdly many runs";
 			goto out;
@@ -272,7 +290,7 @@ int sim_engine(struct sim_outcome *out, struct sim_trial *trial)
 					    : "");
 			fputc('\n', stderr);
 		}
-		made = engine_run(trial, &res, valid);
+		made = engine_run(trial, machine, &res, valid);
 		if (made == 0) {
 			out->verdict = SIM_FAILED;
 			out->failure = "engine asked only for runs that "
@@ -282,7 +300,7 @@ int sim_engine(struct sim_outcome *out, struct sim_trial *trial)
 		runs += made;
 	}
 	if (cfg->trace)
-		engine_trace(trial, &res, classes, runs);
+		engine_trace(trial, machine, &res, classes, runs);
 	error = engine_outcome(out, &res);
 out:
 	free(in);

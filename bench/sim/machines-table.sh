@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Prints the table of docs/PERFORMANCE.md's "Several machines per job
-# (simulator)": the engine on 1, 2 and 4 machines (bench/sim/machines.c)
-# over the standard scenarios, wall clock and accuracy, as Markdown.
+# (simulator)": the engine on 1, 2 and 4 machines (bench/sim/machines.c,
+# lib/spread.c's k-section) over the standard scenarios, wall clock and
+# accuracy, as Markdown; with 2 and 4 machines also when the k-section
+# settled on one machine and the runs made by then.
 #
 #   bench/sim/machines-table.sh > /tmp/machines.md
 #
@@ -54,8 +56,8 @@ done | xargs -P "$JOBS" -d '\n' -n 1 sh -c '
 	$SIM --commits $COMMITS --trials $TRIALS --seed $SEED --json \
 		--strategy engine --machines $k $EXTRA $opts > "$f"'
 
-echo "| range | machines | wall mean (s) | vs 1 machine | wall median (s) | vs 1 machine | wall p95 (s) | accuracy | wrong verdicts | inconclusive | runs |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "| range | machines | wall mean (s) | vs 1 machine | wall median (s) | vs 1 machine | wall p95 (s) | settled mean (s) | accuracy | wrong verdicts | inconclusive | runs | runs settled |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 scenarios | while IFS='|' read -r name opts; do
 	one=$(file "$name" 1)
 	for k in 1 2 4; do
@@ -65,11 +67,16 @@ d = json.load(open(sys.argv[1]))
 one = json.load(open(sys.argv[2]))
 ratio = d["wall_seconds_mean"] / one["wall_seconds_mean"]
 median = d["wall_seconds_median"] / one["wall_seconds_median"]
+# one machine has no k-section: "-"
+settled = d.get("settled_seconds_mean")
+settled = "-" if settled is None else f"{settled:.0f}"
+runs_settled = d.get("runs_settled_mean")
+runs_settled = "-" if runs_settled is None else f"{runs_settled:.0f}"
 print(f"| {sys.argv[3]} | {d['machines']} | {d['wall_seconds_mean']:.0f} "
       f"| {ratio:.2f}x | {d['wall_seconds_median']:.0f} | {median:.2f}x "
-      f"| {d['wall_seconds_p95']:.0f} | {d['accuracy']:.3f} "
+      f"| {d['wall_seconds_p95']:.0f} | {settled} | {d['accuracy']:.3f} "
       f"| {d['wrong_verdicts']:.3f} | {d['inconclusive']:.3f} "
-      f"| {d['runs_mean']:.0f} |")
+      f"| {d['runs_mean']:.0f} | {runs_settled} |")
 PY
 	done
 done

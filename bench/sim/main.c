@@ -22,7 +22,9 @@
  *
  * --machines K (with --machine-offset, --run-seconds, --build-seconds;
  * any of them adds the wall-clock fields) runs the engine on K machines
- * at once (machines.c) and reports the wall clock to the verdict.
+ * at once (machines.c: lib/spread.c's k-section, then the engine on the
+ * machine it settles on) and reports the wall clock to the verdict, and
+ * with K > 1 when the k-section settled.
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -50,6 +52,9 @@ struct totals {
 	double *wall; /* per trial, seconds, when cfg->clock */
 	size_t wall_trials;
 	double wall_sum;
+	/* more than one machine: when the k-section settled, the runs made
+	 * by then (sim_trial.settled_at, settled_runs), summed */
+	double settled_sum, settled_runs_sum;
 	size_t *runs; /* per trial */
 	double runs_sum;
 	/* where the runs went: the endpoints' search runs, the other
@@ -392,6 +397,8 @@ static size_t machines_count(struct totals *tot, const struct sim_trial *t,
 	}
 	if (t->wall > 0)
 		wall = t->wall;
+	tot->settled_sum += t->settled_at;
+	tot->settled_runs_sum += (double)t->settled_runs;
 	tot->wall[trial] = wall;
 	tot->wall_sum += wall;
 	return total;
@@ -493,6 +500,12 @@ static void print_clock(json_t *o, const struct sim_config *cfg,
 			    json_real(tot->wall[(size_t)ceil(0.95 * n) - 1]));
 	json_object_set_new(o, "wrong_verdicts",
 			    json_real((double)tot->wrong_verdict / n));
+	if (cfg->machines < 2)
+		return;
+	json_object_set_new(o, "settled_seconds_mean",
+			    json_real(tot->settled_sum / n));
+	json_object_set_new(o, "runs_settled_mean",
+			    json_real(tot->settled_runs_sum / n));
 }
 
 static int print_json(const struct sim_config *cfg, struct totals *tot)

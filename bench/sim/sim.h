@@ -29,7 +29,7 @@
 #define SIM_BASE_LEVEL 1000.0
 #define SIM_SD 10.0
 #define SIM_CULPRITS_MAX 64
-#define SIM_MACHINES_MAX 16
+#define SIM_MACHINES_MAX 8 /* lib/spread.h's SPREAD_MACHINES_MAX */
 
 enum sim_strategy {
 	SIM_ENGINE = 0,
@@ -99,7 +99,15 @@ struct sim_trial {
 	 * clock kept; else NULL and 0 */
 	struct sim_machine *machines;
 	size_t machine_count;
-	double wall;	/* when the verdict was known; 0: the last clock */
+	double wall; /* when the verdict was known; 0: the last clock */
+	/* Runs of every machine so far: with more than one machine a run's
+	 * place in the order (sim_series.order, the engine's seq) counts
+	 * them all, as the server numbers a job's runs. */
+	size_t job_runs;
+	/* More than one machine: when the k-section settled on one, and
+	 * job_runs then (the engine alone on it did the rest). */
+	double settled_at;
+	size_t settled_runs;
 	struct dag dag; /* indexed: ancestor sets are there */
 	size_t changes[SIM_CULPRITS_MAX]; /* the true culprits, ascending;
 					     none when the effect is 0 */
@@ -158,6 +166,10 @@ double sim_run(struct sim_trial *trial, size_t commit, bool confirm);
 double sim_machine_run(struct sim_trial *trial, size_t machine, size_t commit,
 		       bool confirm);
 
+/* The runs of `commit` on machine `machine` (0: the trial's own). */
+struct sim_series *sim_series_of(struct sim_trial *trial, size_t machine,
+				 size_t commit, bool confirm);
+
 /* Names `commit` as a culprit; the ambiguous set, when count > 1, is
  * copied. Returns 0, or -2 when out of memory. */
 int sim_outcome_add(struct sim_outcome *out, size_t commit,
@@ -198,7 +210,11 @@ int sim_engine(struct sim_outcome *out, struct sim_trial *trial);
 int sim_git_bisect(struct sim_outcome *out, struct sim_trial *trial);
 int sim_lkp(struct sim_outcome *out, struct sim_trial *trial);
 int sim_oracle(struct sim_outcome *out, struct sim_trial *trial);
-/* The engine on trial->machine_count machines at once (machines.c). */
+/* The engine on machine `machine`'s runs alone, on its clock. */
+int sim_engine_on(struct sim_outcome *out, struct sim_trial *trial,
+		  size_t machine);
+/* lib/spread.c's k-section on trial->machine_count machines at once
+ * (machines.c), then the engine on the machine it settles on. */
 int sim_engine_machines(struct sim_outcome *out, struct sim_trial *trial);
 int sim_pinpoint(struct sim_outcome *out, struct sim_trial *trial);
 

@@ -55,6 +55,8 @@ double sim_run(struct sim_trial *trial, size_t commit, bool confirm)
 	v = noise_sample(&trial->noise, trial->level[commit]);
 	/* the noise counts every run of the trial, this one included */
 	s->order[s->count] = (size_t)trial->noise.runs;
+	if (trial->machine_count > 1)
+		s->order[s->count] = ++trial->job_runs;
 	s->values[s->count++] = v;
 	return v;
 }
@@ -62,19 +64,31 @@ double sim_run(struct sim_trial *trial, size_t commit, bool confirm)
 double sim_machine_run(struct sim_trial *trial, size_t machine, size_t commit,
 		       bool confirm)
 {
-	struct sim_machine *mc = &trial->machines[machine];
+	struct sim_machine *mc;
 	struct sim_series *s;
 	double v;
 
 	if (machine == 0)
 		return sim_run(trial, commit, confirm);
+	mc = &trial->machines[machine];
 	s = confirm ? &mc->confirm[commit] : &mc->search[commit];
 	series_grow(s);
 	machine_tick(trial, machine, commit);
 	v = noise_sample(&mc->noise, trial->level[commit] * mc->factor);
-	s->order[s->count] = (size_t)mc->noise.runs;
+	/* the job's run order, over all its machines */
+	s->order[s->count] = ++trial->job_runs;
 	s->values[s->count++] = v;
 	return v;
+}
+
+struct sim_series *sim_series_of(struct sim_trial *trial, size_t machine,
+				 size_t commit, bool confirm)
+{
+	if (machine == 0)
+		return confirm ? &trial->confirm[commit]
+			       : &trial->search[commit];
+	return confirm ? &trial->machines[machine].confirm[commit]
+		       : &trial->machines[machine].search[commit];
 }
 
 int sim_outcome_add(struct sim_outcome *out, size_t commit,
