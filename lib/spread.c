@@ -287,10 +287,14 @@ static int by_arrival(const void *a, const void *b)
 	return x->commit < y->commit ? -1 : x->commit > y->commit;
 }
 
-static size_t last_run(const struct bisect_commit *c)
+/* When machine m's answer about commit x came (spread_machine.arrival). */
+static size_t last_run(const struct spread_machine *machine, size_t x)
 {
+	const struct bisect_commit *c = &machine->commits[x];
 	size_t i, last = 0;
 
+	if (machine->arrival != NULL)
+		return machine->arrival[x];
 	for (i = 0; c->seq != NULL && i < c->value_count; i++)
 		if (c->seq[i] > last)
 			last = c->seq[i];
@@ -317,8 +321,7 @@ static int narrow(struct state *s, size_t answered)
 			if (s->answers[m * s->count + x] != ANSWER_NONE &&
 			    n < answered)
 				list[n++] = (struct arrival){
-				    last_run(&s->machines[m].commits[x]), m,
-				    x};
+				    last_run(&s->machines[m], x), m, x};
 	qsort(list, n, sizeof(*list), by_arrival);
 	for (i = 0; i < n && rc == 0; i++) {
 		enum answer a =

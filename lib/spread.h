@@ -49,6 +49,13 @@ struct spread_machine {
 	 * machine is free). */
 	const size_t *open;
 	size_t open_count;
+	/* When the answers came: for each commit, the place of its last
+	 * search run on this machine in the job's order of runs over every
+	 * machine (0: none).  NULL: `seq` counts that order already.  The
+	 * engine's seq is best dense per machine (it pairs runs a few
+	 * places apart), so a server whose machines' uploads interleave
+	 * numbers seq per machine and gives the job's order here. */
+	const size_t *arrival;
 };
 
 /* Runs for one machine; commits are indices into the job's range. */

@@ -17,6 +17,7 @@ struct views {
 	struct sched_job jobs[SPREAD_MACHINES_MAX];
 	struct spread_machine machines[SPREAD_MACHINES_MAX];
 	size_t *open[SPREAD_MACHINES_MAX];
+	size_t *arrival[SPREAD_MACHINES_MAX];
 	size_t count;
 };
 
@@ -27,6 +28,7 @@ static void views_clear(struct views *v)
 	for (m = 0; m < v->count; m++) {
 		sched_job_clear(&v->jobs[m]);
 		free(v->open[m]);
+		free(v->arrival[m]);
 	}
 	memset(v, 0, sizeof(*v));
 }
@@ -41,21 +43,32 @@ static int view_fill(struct views *v, size_t m, const struct sched_job *job,
 	int rc = -1;
 
 	v->open[m] = calloc(machine->open_count + 1, sizeof(*v->open[m]));
+	v->arrival[m] = calloc(job->count, sizeof(*v->arrival[m]));
 	mine->count = job->count;
 	mine->opts = job->opts;
 	mine->commits = calloc(job->count, sizeof(*mine->commits));
 	mine->input = calloc(job->count, sizeof(*mine->input));
-	if (own == NULL || v->open[m] == NULL || mine->commits == NULL ||
-	    mine->input == NULL)
+	if (own == NULL || v->open[m] == NULL || v->arrival[m] == NULL ||
+	    mine->commits == NULL || mine->input == NULL)
 		goto out;
 	for (i = 0; i < job->count; i++) {
 		mine->commits[i].build_failed = job->commits[i].build_failed;
 		mine->input[i].parents = job->input[i].parents;
 		mine->input[i].parent_count = job->input[i].parent_count;
 	}
-	for (i = 0; i < n; i++)
-		if (runs[i].worker_id == machine->worker_id)
-			own[kept++] = runs[i];
+	/* The engine's seq counts this machine's runs alone (dense, as it
+	 * pairs runs a few places apart); the job's order of every
+	 * machine's runs says when each answer came. */
+	for (i = 0; i < n; i++) {
+		long long x = runs[i].commit_index;
+
+		if (runs[i].worker_id != machine->worker_id)
+			continue;
+		own[kept++] = runs[i];
+		if (x >= 0 && (size_t)x < job->count && runs[i].has_kpi &&
+		    !runs[i].confirm)
+			v->arrival[m][x] = i + 1;
+	}
 	if (sched_fill_runs(mine, own, kept) < 0)
 		goto out;
 	for (i = 0; i < machine->open_count; i++)
@@ -63,6 +76,7 @@ static int view_fill(struct views *v, size_t m, const struct sched_job *job,
 	v->machines[m].commits = mine->input;
 	v->machines[m].open = v->open[m];
 	v->machines[m].open_count = machine->open_count;
+	v->machines[m].arrival = v->arrival[m];
 	rc = 0;
 out:
 	free(own);

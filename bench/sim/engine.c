@@ -248,6 +248,9 @@ int sim_engine_on(struct sim_outcome *out, struct sim_trial *trial,
 	/* as high a bound on a confirmation: the engine sizes it by the
 	 * change found */
 	opts.confirm_max = cfg->runs_max;
+	/* as the server's scheduler has it for a job that may use several
+	 * machines: after the k-section, from the commits measured */
+	opts.prefer_measured = trial->machine_count > 1;
 	for (calls = 0;; calls++) {
 		engine_feed(in, trial, machine);
 		rc = bisect_step(&res, classes, in, count, &opts);

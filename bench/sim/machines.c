@@ -231,6 +231,7 @@ int sim_engine_machines(struct sim_outcome *out, struct sim_trial *t)
 	job.opts.min_change_pct = t->config->min_change_pct;
 	job.opts.runs_max = t->config->runs_max;
 	job.opts.confirm_max = t->config->runs_max;
+	job.opts.prefer_measured = true; /* as the server's */
 	job.shape = calloc(job.count, sizeof(*job.shape));
 	for (m = 0; m < t->machine_count; m++)
 		if ((job.runs[m] = calloc(job.count, sizeof(**job.runs))) ==

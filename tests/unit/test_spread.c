@@ -38,8 +38,9 @@ struct machine_runs {
 	size_t count[COMMITS_MAX], confirm_count[COMMITS_MAX];
 	struct bisect_commit in[COMMITS_MAX];
 	size_t open[BISECT_MAX_REQUESTS];
-	struct spread_plan plan; /* planned, not yet run */
-	double offset;		 /* its level, times the true one */
+	size_t arrival[COMMITS_MAX]; /* given when job->arrival is set */
+	struct spread_plan plan;     /* planned, not yet run */
+	double offset;		     /* its level, times the true one */
 };
 
 struct job {
@@ -52,6 +53,7 @@ struct job {
 	struct spread_machine spread[MACHINES];
 	size_t machine_count;
 	size_t seq, runs;
+	bool arrival; /* give spread_step the machines' arrival[] */
 	gsl_rng *rng;
 	struct bisect_options opts;
 };
@@ -110,6 +112,7 @@ static const struct spread_machine *view(struct job *job, size_t m)
 	s->commits = r->in;
 	s->open = r->open;
 	s->open_count = r->plan.request_count;
+	s->arrival = job->arrival ? r->arrival : NULL;
 	for (i = 0; i < r->plan.request_count; i++)
 		r->open[i] = r->plan.requests[i].commit;
 	return s;
@@ -385,6 +388,16 @@ static void an_answer_the_range_has_left_is_not_used(void **state)
 	assert_false(res.settle);
 	assert_int_equal(res.lo, 0);
 	assert_int_equal(res.hi, 10);
+	/* The same runs, but the server says machine 0's answer came first
+	 * (its seq counts each machine's runs apart): 10 is the one left
+	 * out. */
+	job->arrival = true;
+	job->machines[0].arrival[20] = 1;
+	job->machines[1].arrival[10] = 2;
+	step(job, &res);
+	assert_false(res.settle);
+	assert_int_equal(res.lo, 20);
+	assert_int_equal(res.hi, 40);
 	job_free(job);
 }
 
