@@ -56,10 +56,10 @@ def test_four_machines_settle_sooner_and_find_the_culprit():
     # machine alone gives its verdict (measured 0.75x) ...
     assert four["settled_seconds_mean"] < 0.85 * one["wall_seconds_mean"], (
         four["settled_seconds_mean"], one["wall_seconds_mean"])
-    # ... but the engine alone on that machine then bisects the whole
-    # range again on it, and the job as a whole is not sooner (measured
-    # 1.09x): this bounds the loss, it does not claim a gain.
-    assert four["wall_seconds_mean"] < 1.25 * one["wall_seconds_mean"], (
+    # ... and the engine on that machine, preferring the commits it
+    # measured (bisect_options.prefer_measured), has little left to do:
+    # the job is sooner as a whole (measured 0.78x; 1.09x without).
+    assert four["wall_seconds_mean"] < 0.9 * one["wall_seconds_mean"], (
         four["wall_seconds_mean"], one["wall_seconds_mean"])
     assert four["runs_settled_mean"] < four["runs_mean"]
     # every machine measures its own endpoints: more runs in all
