@@ -232,8 +232,11 @@ static void layer_error(struct http_response *res, const char *path,
  * After a request that may have written, what the job cache must forget
  * for its client to read the write at once, before the notification of
  * it has come back (jobcache.h): the job a route of a job names, or
- * every job.  A worker's requests forget nothing here: its client reads
- * no job, and their notifications tell everyone else.
+ * every job.  A worker's requests forget nothing here (their route
+ * names a task, not a job): an upload or a heartbeat with an activity
+ * forgets its own job after its commit (workers.c), so that a client of
+ * this server reads it at once, and their notifications tell every
+ * other server.
  */
 static void forget_written(const struct http_route *route,
 			   const struct http_request *req)

@@ -19,6 +19,7 @@
 #include "commitlog.h"
 #include "db.h"
 #include "id.h"
+#include "jobcache.h"
 #include "log.h"
 #include "scheduler.h"
 #include "server.h"
@@ -279,6 +280,10 @@ void workers_heartbeat(struct http_response *res, struct http_request *req)
 		http_db_failed(res);
 		goto out;
 	}
+	/* What the job does now is in its answer: this server's next
+	 * answer says it (other servers follow the notification). */
+	if (activity != NULL)
+		jobcache_forget(held.job_id);
 	http_json(res, 200,
 		  json_pack("{s:s,s:i}", "status", "ok", "lease_seconds",
 			    server_config.lease_seconds));
@@ -587,6 +592,10 @@ void workers_result(struct http_response *res, struct http_request *req)
 		http_db_failed(res);
 		goto out;
 	}
+	/* The job its runs moved on: this server's next answer of it is
+	 * read anew, as its uploader may ask at once (other servers follow
+	 * the notification); the rest of the cache stays. */
+	jobcache_forget(up.job_id);
 	http_json(res, 200,
 		  json_pack("{s:s,s:I}", "status", "ok", "stored",
 			    (json_int_t)json_array_size(runs)));
