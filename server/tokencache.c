@@ -11,10 +11,16 @@
 /* Token j can only be kept in slot (first byte of its digest) % SLOTS. */
 #define TOKENCACHE_SLOTS 64
 
-struct slot {
+/* What a slot was kept for: the secret's digest, in which generation of
+ * the job cache. */
+struct key {
 	bool used;
 	unsigned char digest[32];
 	unsigned long generation;
+};
+
+struct slot {
+	struct key key;
 	struct token_identity who;
 };
 
@@ -26,18 +32,47 @@ static struct slot *slot_of(const unsigned char digest[32])
 	return &slots[digest[0] % TOKENCACHE_SLOTS];
 }
 
+/* A lookup of `secret` begins: its digest and the generation now. */
+static void ticket_start(struct tokencache_ticket *ticket, const char *secret)
+{
+	SHA256((const unsigned char *)secret, strlen(secret), ticket->digest);
+	ticket->live = jobcache_generation(&ticket->generation);
+}
+
+/* Whether `key` holds `ticket`'s secret of its generation (lock held). */
+static bool key_hit(const struct key *key,
+		    const struct tokencache_ticket *ticket)
+{
+	return ticket->live && key->used &&
+	       key->generation == ticket->generation &&
+	       memcmp(key->digest, ticket->digest, sizeof(key->digest)) == 0;
+}
+
+/* Marks `key` as `ticket`'s unless everything was forgotten since its
+ * lookup; false then (lock held). */
+static bool key_take(struct key *key, const struct tokencache_ticket *ticket)
+{
+	unsigned long generation;
+
+	if (!ticket->live || !jobcache_generation(&generation) ||
+	    generation != ticket->generation)
+		return false;
+	key->used = true;
+	memcpy(key->digest, ticket->digest, sizeof(key->digest));
+	key->generation = generation;
+	return true;
+}
+
 bool tokencache_lookup(struct tokencache_ticket *ticket,
 		       struct token_identity *out, const char *secret)
 {
 	struct slot *s;
 	bool hit;
 
-	SHA256((const unsigned char *)secret, strlen(secret), ticket->digest);
-	ticket->live = jobcache_generation(&ticket->generation);
+	ticket_start(ticket, secret);
 	s = slot_of(ticket->digest);
 	pthread_mutex_lock(&lock);
-	hit = ticket->live && s->used && s->generation == ticket->generation &&
-	      memcmp(s->digest, ticket->digest, sizeof(s->digest)) == 0;
+	hit = key_hit(&s->key, ticket);
 	if (hit)
 		*out = s->who;
 	pthread_mutex_unlock(&lock);
@@ -48,18 +83,10 @@ void tokencache_keep(const struct tokencache_ticket *ticket,
 		     const struct token_identity *who)
 {
 	struct slot *s = slot_of(ticket->digest);
-	unsigned long generation;
 
-	if (!ticket->live)
-		return;
 	pthread_mutex_lock(&lock);
-	if (jobcache_generation(&generation) &&
-	    generation == ticket->generation) {
-		s->used = true;
-		memcpy(s->digest, ticket->digest, sizeof(s->digest));
-		s->generation = generation;
+	if (key_take(&s->key, ticket))
 		s->who = *who;
-	}
 	pthread_mutex_unlock(&lock);
 }
 
@@ -68,9 +95,7 @@ void tokencache_keep(const struct tokencache_ticket *ticket,
 #define TOKENCACHE_SESSION_SLOTS 256
 
 struct session_slot {
-	bool used;
-	unsigned char digest[32];
-	unsigned long generation;
+	struct key key;
 	double expires; /* monotonic seconds */
 	struct token_session session;
 };
@@ -97,14 +122,11 @@ bool tokencache_session_lookup(struct tokencache_ticket *ticket,
 	struct session_slot *s;
 	bool hit;
 
-	SHA256((const unsigned char *)secret, strlen(secret), ticket->digest);
-	ticket->live = jobcache_generation(&ticket->generation);
+	ticket_start(ticket, secret);
 	ticket->at = now_s();
 	s = session_slot_of(ticket->digest);
 	pthread_mutex_lock(&lock);
-	hit = ticket->live && s->used && s->generation == ticket->generation &&
-	      ticket->at < s->expires &&
-	      memcmp(s->digest, ticket->digest, sizeof(s->digest)) == 0;
+	hit = key_hit(&s->key, ticket) && ticket->at < s->expires;
 	if (hit)
 		*out = s->session;
 	pthread_mutex_unlock(&lock);
@@ -116,16 +138,9 @@ void tokencache_session_keep(const struct tokencache_ticket *ticket,
 			     double expires_in)
 {
 	struct session_slot *s = session_slot_of(ticket->digest);
-	unsigned long generation;
 
-	if (!ticket->live)
-		return;
 	pthread_mutex_lock(&lock);
-	if (jobcache_generation(&generation) &&
-	    generation == ticket->generation) {
-		s->used = true;
-		memcpy(s->digest, ticket->digest, sizeof(s->digest));
-		s->generation = generation;
+	if (key_take(&s->key, ticket)) {
 		/* From the lookup, before the read: never after the end. */
 		s->expires = ticket->at + expires_in;
 		s->session = *session;
