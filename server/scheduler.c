@@ -226,16 +226,13 @@ int sched_load_shape(struct sched_job *out, PGconn *conn, long long job_id)
 
 int sched_load(struct sched_job *out, PGconn *conn, long long job_id)
 {
-	int rc;
+	int rc = sched_load_shape(out, conn, job_id);
 
-	memset(out, 0, sizeof(*out));
-	out->id = job_id;
-	rc = load_options(out, conn);
 	if (rc != 0)
 		return rc;
 	/* A job still resolving (or failed at it) has no candidates yet:
 	 * nothing for the engine to answer. */
-	if (load_commits(out, conn) < 0 || load_runs(out, conn) < 0 ||
+	if (load_runs(out, conn) < 0 ||
 	    (out->count > 0 &&
 	     bisect_step(&out->result, out->classes, out->input, out->count,
 			 &out->opts) < 0)) {
