@@ -459,21 +459,26 @@ static int search(struct spread_result *out, struct state *s,
 	return 0;
 }
 
-/* Whether nothing is left to test inside (lo, hi). */
-static bool closed(const struct state *s)
+/* Buildable commits inside (lo, hi) neither tested nor under test, and
+ * into *busy those under test. */
+static size_t room_in_range(const struct state *s, size_t *busy)
 {
-	size_t x;
+	size_t x, room = 0;
 
-	for (x = s->lo + 1; x < s->hi; x++)
-		if (s->testing[x] || !unbuildable(s, x))
-			return false;
-	return true;
+	*busy = 0;
+	for (x = s->lo + 1; x < s->hi; x++) {
+		if (s->testing[x])
+			(*busy)++;
+		else if (!unbuildable(s, x))
+			room++;
+	}
+	return room;
 }
 
 static int decide(struct spread_result *out, struct state *s)
 {
 	enum answer ends[SPREAD_MACHINES_MAX] = {ANSWER_NONE};
-	size_t m, x, answered;
+	size_t m, answered, busy;
 	int rc = collect(out, s, ends, &answered);
 
 	if (rc < 0)
@@ -497,10 +502,9 @@ static int decide(struct spread_result *out, struct state *s)
 	rc = search(out, s, ends);
 	if (rc < 0 || out->settle)
 		return rc;
-	for (x = s->lo + 1; x < s->hi; x++)
-		if (!s->testing[x] && !unbuildable(s, x))
-			out->room++;
-	if (closed(s))
+	out->room = room_in_range(s, &busy);
+	/* nothing left to test inside (lo, hi) */
+	if (out->room == 0 && busy == 0)
 		rc = confirm(out, s);
 	/* plans are for free machines only */
 	for (m = 0; m < s->machine_count && !out->settle; m++)
@@ -515,7 +519,7 @@ int spread_step(struct spread_result *out, const struct bisect_commit *shape,
 {
 	struct state s;
 	enum answer unused;
-	size_t x;
+	size_t busy;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -537,14 +541,14 @@ int spread_step(struct spread_result *out, const struct bisect_commit *shape,
 	if (!linear(shape, count))
 		return settle(out, machine_count > 0 ? 0 : SPREAD_NONE,
 			      "the range has merges");
-	if (machine_count == 0) {
-		for (x = 1; x + 1 < count; x++)
-			out->room += !unbuildable(&s, x);
-		return 0;
-	}
-	s.answers = calloc(machine_count * count, sizeof(*s.answers));
+	s.answers = calloc(machine_count * count + 1, sizeof(*s.answers));
 	s.testing = calloc(count, sizeof(*s.testing));
-	rc = s.answers == NULL || s.testing == NULL ? -2 : decide(out, &s);
+	if (s.answers == NULL || s.testing == NULL)
+		rc = -2;
+	else if (machine_count == 0) /* no machine yet: the whole range */
+		out->room = room_in_range(&s, &busy);
+	else
+		rc = decide(out, &s);
 	free(s.answers);
 	free(s.testing);
 	return rc;
