@@ -70,9 +70,7 @@ static const char machines_sql[] =
     "SELECT m.worker_id, coalesce((SELECT string_agg(e->>'idx', ',')"
     " FROM tasks t, jsonb_array_elements(t.plan) e"
     " WHERE t.job_id = m.job_id AND t.for_worker = m.worker_id"
-    " AND t.state IN ('queued', 'running')), ''),"
-    " (SELECT count(*) FROM tasks t WHERE t.job_id = $1 AND t.joining"
-    " AND t.state = 'queued')"
+    " AND t.state IN ('queued', 'running')), '')"
     " FROM job_machines m WHERE m.job_id = $1 AND m.left_at IS NULL"
     " ORDER BY m.slot";
 /* clang-format on */
@@ -99,12 +97,7 @@ int store_spread_machines(struct store_spread_machines *out, PGconn *conn,
 			return STORE_FAILED;
 		}
 	}
-	if (out->count > 0)
-		out->joins_queued = db_int(r, 0, 2);
 	PQclear(r);
-	if (out->count > 0)
-		return STORE_OK;
-	/* no machine yet: the joins alone */
 	r = db_exec(conn,
 		    "SELECT count(*) FROM tasks WHERE job_id = $1"
 		    " AND joining AND state = 'queued'",
