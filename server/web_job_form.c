@@ -109,10 +109,10 @@ static long long runs_most(const char *key)
 					    : JOBS_RUNS_MAX_MOST;
 }
 
-/* An optional runs limit: a whole number in the job's limits, or 0 (with
- * an error unless the field is empty). */
-static long long form_runs(json_t *form, const char *key,
-			   struct field_errors *errors)
+/* An optional whole number from `least` to `most` (the runs limits, the
+ * machines at once), or 0 (with an error unless the field is empty). */
+static long long form_number(json_t *form, const char *key, long long least,
+			     long long most, struct field_errors *errors)
 {
 	const char *text = form_text(form, key);
 	size_t n = strlen(text);
@@ -121,28 +121,11 @@ static long long form_runs(json_t *form, const char *key,
 	if (n == 0)
 		return 0;
 	value = n <= 6 && strspn(text, "0123456789") == n ? atoll(text) : -1;
-	if (value >= JOBS_RUNS_LEAST && value <= runs_most(key))
+	if (value >= least && value <= most)
 		return value;
 	fields_add(errors, key, 400, "invalid_field",
-		   "field '%s' must be an integer from %d to %lld", key,
-		   JOBS_RUNS_LEAST, runs_most(key));
-	fields_set_value(errors, text);
-	return 0;
-}
-
-/* The form's optional number of machines at once (0: one). */
-static long long form_machines(json_t *form, struct field_errors *errors)
-{
-	const char *text = form_text(form, "machines");
-	size_t n = strlen(text);
-
-	if (n == 0)
-		return 0;
-	if (n == 1 && text[0] >= '1' && text[0] <= '0' + SPREAD_MACHINES_MAX)
-		return text[0] - '0';
-	fields_add(errors, "machines", 400, "invalid_field",
-		   "field 'machines' must be an integer from 1 to %d",
-		   SPREAD_MACHINES_MAX);
+		   "field '%s' must be an integer from %lld to %lld", key,
+		   least, most);
 	fields_set_value(errors, text);
 	return 0;
 }
@@ -266,13 +249,16 @@ static void form_request(struct jobs_request *request, json_t **notify,
 	request->testcase = form_required(form, "testcase", errors);
 	request->good = form_required(form, "good", errors);
 	request->bad = form_required(form, "bad", errors);
-	request->runs_min = form_runs(form, "runs_min", errors);
-	request->runs_max = form_runs(form, "runs_max", errors);
+	request->runs_min = form_number(form, "runs_min", JOBS_RUNS_LEAST,
+					runs_most("runs_min"), errors);
+	request->runs_max = form_number(form, "runs_max", JOBS_RUNS_LEAST,
+					runs_most("runs_max"), errors);
 	/* Empty: the testcase's group. */
 	request->group = form_text(form, "group");
 	if (request->group[0] == '\0')
 		request->group = NULL;
-	request->machines = form_machines(form, errors);
+	request->machines =
+	    form_number(form, "machines", 1, SPREAD_MACHINES_MAX, errors);
 	*notify = web_notify_list(form_text(form, "notify"));
 	request->notify = *notify;
 	/* A webhook when its URL is given (webhooks.h). */
