@@ -8,6 +8,7 @@ import glob
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -304,6 +305,14 @@ class Service:
             time.sleep(0.3)
         raise AssertionError("job %d did not finish in %d s; worker log:\n%s" %
                              (job_id, timeout, self.log("worker")))
+
+
+def metric_value(svc, name):
+    """The value of counter or gauge `name` in svc's GET /metrics."""
+    text = svc.api.ok("GET", "/metrics")
+    m = re.search(r"^%s (\d+)$" % re.escape(name), text, re.M)
+    check(m is not None, "%s in GET /metrics" % name)
+    return int(m.group(1))
 
 
 def wait_for(what, fn, svc=None, timeout=240):

@@ -5,26 +5,18 @@ it (psql, another server, a broken listening connection), so only the
 notification of sql/170_job_notify.sql can tell it; the cache's own
 counters in GET /metrics show the answers were in fact kept."""
 import os
-import re
 import time
 
-from harness import (Service, bench_repo, check, eq, test, two_servers,
-                     wait_for)
+from harness import (Service, bench_repo, check, eq, metric_value, test,
+                     two_servers, wait_for)
 
 P = "jobcache"
 # A notification reaches the server in milliseconds; far under this.
 FRESH_S = 5
 
 
-def counter(svc, name):
-    text = svc.api.ok("GET", "/metrics")
-    m = re.search(r"^%s (\d+)$" % re.escape(name), text, re.M)
-    check(m is not None, "%s in GET /metrics" % name)
-    return int(m.group(1))
-
-
 def hits(svc):
-    return counter(svc, "statbisect_jobcache_hits_total")
+    return metric_value(svc, "statbisect_jobcache_hits_total")
 
 
 def get(svc, job):

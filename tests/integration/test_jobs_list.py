@@ -12,7 +12,8 @@ import html
 import os
 import re
 
-from harness import bench_repo, check, eq, test, two_servers, wait_for
+from harness import (bench_repo, check, eq, metric_value, test, two_servers,
+                     wait_for)
 from test_web import Browser
 
 P = "jobs_list"
@@ -23,15 +24,8 @@ ROW = re.compile(r'<td data-label="Job"><a href="/jobs/(\d+)">.*?'
                  r'<td data-label="Change" class="num">([^<]*)</td>', re.S)
 
 
-def counter(svc, name):
-    text = svc.api.ok("GET", "/metrics")
-    m = re.search(r"^%s (\d+)$" % re.escape(name), text, re.M)
-    check(m is not None, "%s in GET /metrics" % name)
-    return int(m.group(1))
-
-
 def hits(svc):
-    return counter(svc, "statbisect_listcache_hits_total")
+    return metric_value(svc, "statbisect_listcache_hits_total")
 
 
 def api_list(svc, query=""):
